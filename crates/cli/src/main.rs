@@ -1,0 +1,30 @@
+//! The `jucode` binary: argument parsing and the thin adapters (serve, exec)
+//! over the engine's op/event channels.
+
+mod args;
+mod serve;
+mod setup;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Some(Command::Serve(ref serve_args)) if serve_args.print_schema => {
+            let schema = jucode_protocol::protocol_schema();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&schema).expect("schema serializes")
+            );
+            0
+        }
+        Some(Command::Serve(ref serve_args)) => serve::run(&cli.global, serve_args),
+        None => {
+            eprintln!("jucode: no subcommand given; try `jucode serve` or `jucode --help`");
+            2
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,467 @@
+//! The session actor: owns all session state, handles ops one at a time in
+//! arrival order, and runs at most one turn worker.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use jucode_models::HistoryItem;
+use jucode_protocol::{
+    ApprovalMode, Event, Op, QueueIndexOp, QueuedMessage, UserMessageOp, PROTOCOL_VERSION,
+};
+use tokio::sync::mpsc;
+
+use crate::commands;
+use crate::ids;
+use crate::model_state::ModelState;
+use crate::options::EngineOptions;
+use crate::output::Output;
+use crate::tool_calls::ApprovalState;
+use crate::turn::{self, TurnFinished, TurnHandle};
+use crate::Input;
+
+/// Why the actor loop stopped.
+enum Flow {
+    Continue,
+    Stop,
+}
+
+pub(crate) struct Session {
+    pub options: Arc<EngineOptions>,
+    pub out: Output,
+    pub session_id: String,
+    pub models: ModelState,
+    pub approval: ApprovalState,
+    pub attended: bool,
+    pub history: Vec<HistoryItem>,
+    pub queue: VecDeque<QueuedMessage>,
+    pub turn: Option<TurnHandle>,
+    /// Cumulative cost of the session in USD.
+    pub cost_usd: f64,
+    /// Provider-reported prompt size of the latest request and how many
+    /// history items it covered: the base of `context_usage`.
+    pub context_base: Option<(u64, usize)>,
+    next_turn_id: u64,
+    http: Option<reqwest::Client>,
+    finished_tx: mpsc::UnboundedSender<TurnFinished>,
+}
+
+pub(crate) async fn run(
+    options: Arc<EngineOptions>,
+    mut input: mpsc::UnboundedReceiver<Input>,
+    out: Output,
+) {
+    // The tokenizer's tables take tens of milliseconds to build; build them
+    // off the hot path so the first `context_usage` does not wait.
+    std::thread::spawn(jucode_models::warm_up);
+
+    let (finished_tx, mut finished_rx) = mpsc::unbounded_channel();
+    let mut session = Session::new(options, out, finished_tx);
+    session.emit_startup_batch();
+
+    loop {
+        let flow = tokio::select! {
+            // Ops first: an interrupt must win over a turn that just ended.
+            biased;
+            line = input.recv() => match line {
+                Some(Ok(op)) => session.handle_op(op),
+                Some(Err(err)) => {
+                    session.out.emit(Event::error(err.to_string()));
+                    Flow::Continue
+                }
+                None => Flow::Stop, // stdin closed
+            },
+            Some(finished) = finished_rx.recv() => {
+                session.on_turn_finished(finished);
+                Flow::Continue
+            }
+        };
+        if let Flow::Stop = flow {
+            break;
+        }
+    }
+    session.abort_turn();
+}
+
+impl Session {
+    fn new(
+        options: Arc<EngineOptions>,
+        out: Output,
+        finished_tx: mpsc::UnboundedSender<TurnFinished>,
+    ) -> Session {
+        let config = &options.config.config;
+        let models = ModelState::new(
+            config,
+            options.model.as_deref(),
+            options.provider.as_deref(),
+        );
+        let mut problems: Vec<String> = Vec::new();
+        let approval_mode = match (options.approval_mode, config.approval_mode.as_deref()) {
+            (Some(mode), _) => mode,
+            (None, Some(text)) => text.parse().unwrap_or_else(|err: String| {
+                problems.push(format!("config.toml approval_mode: {err}; using manual"));
+                ApprovalMode::Manual
+            }),
+            (None, None) => ApprovalMode::Manual,
+        };
+        let session_id = ids::session_id();
+        out.set_session(&session_id);
+        for problem in &options.config.problems {
+            out.emit(Event::error(problem.message.clone()));
+        }
+        for problem in problems {
+            out.emit(Event::error(problem));
+        }
+        Session {
+            options,
+            out,
+            session_id,
+            models,
+            approval: ApprovalState {
+                mode: Arc::new(std::sync::Mutex::new(approval_mode)),
+                allowlist: Default::default(),
+            },
+            attended: true,
+            history: Vec::new(),
+            queue: VecDeque::new(),
+            turn: None,
+            cost_usd: 0.0,
+            context_base: None,
+            next_turn_id: 1,
+            http: None,
+            finished_tx,
+        }
+    }
+
+    pub(crate) fn config(&self) -> &jucode_config::Config {
+        &self.options.config.config
+    }
+
+    /// `startup`, `model_status`, `command_list`, `approval_mode`,
+    /// `mcp_servers`, in the spec's order.
+    fn emit_startup_batch(&mut self) {
+        let info = self.models.info();
+        let opts = &self.options;
+        self.out.emit(Event::Startup {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            session_id: self.session_id.clone(),
+            profile_dir: opts.config.profile_dir.display().to_string(),
+            config_path: opts.config.config_path.display().to_string(),
+            cwd: opts.cwd.display().to_string(),
+            model: self.models.model.clone(),
+            context_window: info.context_window,
+        });
+        self.models.forget_status();
+        self.emit_model_status();
+        self.out.emit(Event::CommandList {
+            commands: commands::builtin_list(),
+        });
+        self.out.emit(Event::ApprovalMode { mode: self.mode() });
+        self.out.emit(Event::McpServers {
+            servers: Vec::new(),
+        });
+        let _ = PROTOCOL_VERSION;
+    }
+
+    pub fn emit_model_status(&mut self) {
+        let config = self.options.config.config.clone();
+        self.models.emit_status(&config, &self.out);
+    }
+
+    fn handle_op(&mut self, op: Op) -> Flow {
+        match op {
+            Op::UserMessage(msg) => self.submit(msg),
+            Op::Command(cmd) => return self.run_command(&cmd.input),
+            Op::Steer(ix) => self.steer(ix),
+            Op::Unqueue(ix) => self.unqueue(ix),
+            Op::Interrupt(ix) => self.interrupt(ix),
+            Op::SetApprovalMode(m) => self.set_approval_mode(m.mode),
+            Op::Approve(a) => self.approve(a),
+            Op::SetAttended(a) => {
+                self.attended = a.attended;
+                self.out.emit(Event::Attended {
+                    attended: a.attended,
+                });
+            }
+            Op::AgentRuns(_) => self.out.emit(Event::AgentRuns {
+                workflows: Vec::new(),
+                agents: Vec::new(),
+            }),
+            Op::SubagentTranscript(t) => self.out.emit(Event::SubagentTranscript {
+                error: Some(format!("unknown agent: {}", t.agent_id)),
+                agent_id: t.agent_id,
+                items: None,
+            }),
+            Op::ApprovePlan(p) => self
+                .out
+                .emit(Event::error(format!("unknown plan id: {}", p.id))),
+            Op::DecideAction(d) => self
+                .out
+                .emit(Event::error(format!("unknown action id: {}", d.action))),
+            Op::McpList(_) => self.out.emit(Event::McpServers {
+                servers: Vec::new(),
+            }),
+            Op::McpSet(_) | Op::McpRemove(_) | Op::McpToggle(_) => self.out.emit(Event::error(
+                "MCP servers are not supported by this build yet; nothing was changed",
+            )),
+            Op::Shutdown(_) => return Flow::Stop,
+        }
+        Flow::Continue
+    }
+
+    fn run_command(&mut self, input: &str) -> Flow {
+        let Some(cmd) = commands::parse(input) else {
+            self.out.emit(Event::error(format!(
+                "not a command: {input:?} (commands start with /; send text with user_message)"
+            )));
+            return Flow::Continue;
+        };
+        match cmd.name {
+            "/quit" | "/exit" => return Flow::Stop,
+            "/help" => {
+                let lines: Vec<String> = commands::builtin_list()
+                    .into_iter()
+                    .map(|c| format!("{} {} — {}", c.command, c.args, c.description))
+                    .collect();
+                self.out.emit(Event::info(lines.join("\n")));
+            }
+            "/model" => self.model_command(&cmd.args()),
+            "/approve" => self.approve_command(&cmd.args()),
+            other => self.out.emit(Event::error(format!(
+                "unknown command: {other} (see /help)"
+            ))),
+        }
+        Flow::Continue
+    }
+
+    fn model_command(&mut self, args: &[&str]) {
+        match args {
+            [] => self.out.emit(self.models.view_event()),
+            [name] | [name, _] => {
+                let effort = args.get(1).copied();
+                match self.models.switch(name, effort) {
+                    Ok(()) => self.emit_model_status(),
+                    Err(err) => self.out.emit(Event::error(err)),
+                }
+            }
+            _ => self
+                .out
+                .emit(Event::error("usage: /model [NAME] [EFFORT]".to_string())),
+        }
+    }
+
+    pub(crate) fn mode(&self) -> ApprovalMode {
+        *self.approval.mode.lock().expect("mode lock")
+    }
+
+    fn set_approval_mode(&mut self, mode: ApprovalMode) {
+        *self.approval.mode.lock().expect("mode lock") = mode;
+        self.out
+            .emit(Event::status(format!("approval mode: {}", mode.as_str())));
+        self.out.emit(Event::ApprovalMode { mode });
+    }
+
+    fn approve_command(&mut self, args: &[&str]) {
+        match args {
+            [mode] => match mode.parse::<ApprovalMode>() {
+                Ok(mode) => self.set_approval_mode(mode),
+                Err(err) => self.out.emit(Event::error(err)),
+            },
+            [call_id, decision, rest @ ..] => {
+                let decision = match *decision {
+                    "allow" => jucode_protocol::Decision::Allow,
+                    "deny" => jucode_protocol::Decision::Deny,
+                    other => {
+                        self.out.emit(Event::error(format!(
+                            "unknown decision `{other}` (expected allow or deny)"
+                        )));
+                        return;
+                    }
+                };
+                let always = rest.first() == Some(&"always");
+                self.approve(jucode_protocol::ApproveOp {
+                    call_id: call_id.to_string(),
+                    decision,
+                    always,
+                    hunks: None,
+                });
+            }
+            _ => self.out.emit(Event::error(
+                "usage: /approve MODE, or /approve CALL_ID allow|deny [always]".to_string(),
+            )),
+        }
+    }
+
+    fn approve(&mut self, op: jucode_protocol::ApproveOp) {
+        let handled = self
+            .turn
+            .as_ref()
+            .map(|t| t.has_pending_approval(&op.call_id))
+            .unwrap_or(false);
+        if !handled {
+            self.out.emit(Event::error(format!(
+                "no pending approval with call_id {}",
+                op.call_id
+            )));
+            return;
+        }
+        if let Some(turn) = &self.turn {
+            if let Err(err) = turn.answer_approval(op) {
+                self.out.emit(Event::error(err));
+            }
+        }
+    }
+
+    // ---- the queue -------------------------------------------------------
+
+    fn submit(&mut self, msg: UserMessageOp) {
+        let queued = QueuedMessage {
+            content: msg.content,
+            images: msg.images,
+            files: msg.files,
+        };
+        if self.turn.is_some() {
+            self.queue.push_back(queued);
+            self.emit_queue();
+            self.out
+                .emit(Event::status(format!("queued: {}", self.queue.len())));
+        } else {
+            self.start_turn(queued);
+        }
+    }
+
+    fn emit_queue(&self) {
+        self.out.emit(Event::PendingMessages {
+            messages: self.queue.iter().cloned().collect(),
+        });
+    }
+
+    /// Resolves a protocol index (negative from the end) into the queue.
+    fn queue_index(&self, index: Option<i64>) -> Option<usize> {
+        let len = self.queue.len() as i64;
+        let ix = index.unwrap_or(0);
+        let ix = if ix < 0 { len + ix } else { ix };
+        (0..len).contains(&ix).then_some(ix as usize)
+    }
+
+    fn steer(&mut self, op: QueueIndexOp) {
+        if self.turn.is_none() {
+            return;
+        }
+        let Some(ix) = self.queue_index(op.index) else {
+            return;
+        };
+        let msg = self.queue.remove(ix).expect("index checked");
+        if !msg.images.is_empty() {
+            // Images cannot join a running request: stop and start anew.
+            self.queue.push_front(msg);
+            self.interrupt_current();
+            self.emit_queue();
+            self.start_next();
+            return;
+        }
+        self.out.emit(Event::status("steering"));
+        self.emit_queue();
+        if let Some(turn) = &self.turn {
+            turn.steer(msg);
+        }
+    }
+
+    fn unqueue(&mut self, op: QueueIndexOp) {
+        let Some(ix) = self.queue_index(op.index) else {
+            return;
+        };
+        let msg = self.queue.remove(ix).expect("index checked");
+        self.emit_queue();
+        self.out.emit(Event::Unqueued {
+            content: msg.content,
+            images: msg.images,
+            files: msg.files,
+        });
+    }
+
+    fn interrupt(&mut self, op: QueueIndexOp) {
+        if self.turn.is_none() {
+            return;
+        }
+        let chosen = op.index.and_then(|i| self.queue_index(Some(i)));
+        self.interrupt_current();
+        if let Some(ix) = chosen {
+            let msg = self.queue.remove(ix).expect("index checked");
+            self.queue.push_front(msg);
+            self.emit_queue();
+        }
+        self.start_next();
+    }
+
+    /// Aborts the running turn, keeping what it completed.
+    fn interrupt_current(&mut self) {
+        if let Some(turn) = self.turn.take() {
+            let leftovers = turn.abort();
+            self.absorb_turn_log(&turn);
+            for msg in leftovers.into_iter().rev() {
+                self.queue.push_front(msg);
+            }
+            self.out.emit(Event::info("request interrupted"));
+            self.out.emit(Event::status("interrupted"));
+        }
+    }
+
+    fn abort_turn(&mut self) {
+        if let Some(turn) = self.turn.take() {
+            turn.abort();
+        }
+    }
+
+    fn start_next(&mut self) {
+        if self.turn.is_none() {
+            if let Some(next) = self.queue.pop_front() {
+                self.emit_queue();
+                self.start_turn(next);
+            }
+        }
+    }
+
+    // ---- turns -----------------------------------------------------------
+
+    fn start_turn(&mut self, msg: QueuedMessage) {
+        let id = self.next_turn_id;
+        self.next_turn_id += 1;
+        let finished = self.finished_tx.clone();
+        let handle = turn::spawn(self, id, msg, finished);
+        self.turn = Some(handle);
+    }
+
+    /// The HTTP client, built on first use: building one loads the TLS
+    /// roots, which would otherwise slow down startup.
+    pub(crate) fn http_client(&mut self) -> reqwest::Client {
+        self.http
+            .get_or_insert_with(|| {
+                reqwest::Client::builder()
+                    .connect_timeout(std::time::Duration::from_secs(30))
+                    .build()
+                    .unwrap_or_default()
+            })
+            .clone()
+    }
+
+    fn absorb_turn_log(&mut self, turn: &TurnHandle) {
+        let items = turn.take_log();
+        self.history.extend(items);
+    }
+
+    fn on_turn_finished(&mut self, mut finished: TurnFinished) {
+        let Some(turn) = self.turn.take_if(|t| t.id == finished.turn_id) else {
+            return; // a turn we already interrupted
+        };
+        let history_before = self.history.len();
+        self.absorb_turn_log(&turn);
+        for msg in std::mem::take(&mut finished.unread_steers)
+            .into_iter()
+            .rev()
+        {
+            self.queue.push_front(msg);
+        }
+        self.finish_turn(finished, history_before);
+        self.start_next();
+    }
+}
