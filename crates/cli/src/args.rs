@@ -14,6 +14,9 @@ use jucode_protocol::ApprovalMode;
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// One-shot headless run printing the serve event schema (same as `exec --json`).
+    #[arg(long, value_name = "PROMPT")]
+    pub headless: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -42,6 +45,20 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Protocol v2 over stdin/stdout for GUI and IDE front-ends.
     Serve(ServeArgs),
+    /// Run one turn headless and exit (0 on success, 1 when the turn failed).
+    Exec(ExecArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExecArgs {
+    /// Print every event as a JSON line (the serve schema) instead of plain text.
+    #[arg(long)]
+    pub json: bool,
+    /// Continue this session instead of starting a new one.
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// The prompt; `-` reads it from stdin.
+    pub prompt: String,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -52,4 +69,10 @@ pub struct ServeArgs {
     /// Print the JSON Schema of every op and event, then exit.
     #[arg(long)]
     pub print_schema: bool,
+    /// Resume the session with this id.
+    #[arg(long, value_name = "ID", conflicts_with = "continue_latest")]
+    pub resume: Option<String>,
+    /// Resume the latest session of this working directory.
+    #[arg(long = "continue")]
+    pub continue_latest: bool,
 }

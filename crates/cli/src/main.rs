@@ -2,6 +2,7 @@
 //! over the engine's op/event channels.
 
 mod args;
+mod exec;
 mod serve;
 mod setup;
 
@@ -21,6 +22,15 @@ fn main() {
             0
         }
         Some(Command::Serve(ref serve_args)) => serve::run(&cli.global, serve_args),
+        Some(Command::Exec(ref exec_args)) => exec::run(&cli.global, exec_args),
+        None if cli.headless.is_some() => {
+            let exec_args = args::ExecArgs {
+                json: true,
+                resume: None,
+                prompt: cli.headless.clone().unwrap_or_default(),
+            };
+            exec::run(&cli.global, &exec_args)
+        }
         None => {
             eprintln!("jucode: no subcommand given; try `jucode serve` or `jucode --help`");
             2

@@ -24,7 +24,12 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> i32 {
     }
     init_logging();
 
-    let options = match crate::setup::engine_options(global, args.chat) {
+    let resume = match (&args.resume, args.continue_latest) {
+        (Some(id), _) => Some(jucode_engine::Resume::Id(id.clone())),
+        (None, true) => Some(jucode_engine::Resume::Latest),
+        (None, false) => None,
+    };
+    let options = match crate::setup::engine_options(global, args.chat, resume) {
         Ok(options) => options,
         Err(message) => {
             let line = event_line(&Event::error(message), Some(""));

@@ -2,13 +2,17 @@
 
 use std::path::PathBuf;
 
-use jucode_engine::EngineOptions;
+use jucode_engine::{EngineOptions, Resume};
 
 use crate::args::GlobalArgs;
 
 /// Loads config and resolves the working directory. `chat` forces a chat
 /// session; a cwd inside the profile's chats folder makes one too.
-pub fn engine_options(global: &GlobalArgs, chat: bool) -> Result<EngineOptions, String> {
+pub fn engine_options(
+    global: &GlobalArgs,
+    chat: bool,
+    resume: Option<Resume>,
+) -> Result<EngineOptions, String> {
     let profile = jucode_config::profile_dir();
     let config = jucode_config::load(&profile, &global.overrides);
     let chats = profile.join("chats");
@@ -32,6 +36,7 @@ pub fn engine_options(global: &GlobalArgs, chat: bool) -> Result<EngineOptions, 
         provider: global.provider.clone(),
         approval_mode: global.approval_mode,
         chat,
+        resume,
     })
 }
 

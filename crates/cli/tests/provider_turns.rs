@@ -304,11 +304,7 @@ fn retries_run_out_into_an_error_not_a_hang() {
     let events = turn(&mut d, "hi");
     assert_eq!(events.iter().filter(|e| e["type"] == "retrying").count(), 2);
     assert!(events.iter().any(|e| e["type"] == "error"));
-    let status = d
-        .seen()
-        .iter()
-        .rev()
-        .find(|e| e["type"] == "model_status");
+    let status = d.seen().iter().rev().find(|e| e["type"] == "model_status");
     assert_eq!(status.unwrap()["state"], "unavailable");
 }
 

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use jucode_protocol::{Op, OpError};
 use tokio::sync::mpsc;
 
-pub use options::EngineOptions;
+pub use options::{EngineOptions, Resume};
 pub use output::Emitted;
 
 /// One line of front-end input, already parsed (or rejected) by the adapter.

@@ -18,4 +18,15 @@ pub struct EngineOptions {
     pub approval_mode: Option<ApprovalMode>,
     /// `serve --chat`, or a cwd inside the profile's chats folder.
     pub chat: bool,
+    /// Continue an existing session instead of starting a new one.
+    pub resume: Option<Resume>,
+}
+
+/// Which session to continue at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resume {
+    /// `--resume ID`.
+    Id(String),
+    /// `--continue`: the latest session of this cwd (a new one if none).
+    Latest,
 }
