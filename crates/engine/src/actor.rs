@@ -15,8 +15,9 @@ use crate::ids;
 use crate::model_state::ModelState;
 use crate::options::EngineOptions;
 use crate::output::Output;
+use crate::persist::{Persist, SharedPersist};
 use crate::tool_calls::ApprovalState;
-use crate::turn::{self, TurnFinished, TurnHandle};
+use crate::turn::{self, TurnFinished, TurnHandle, TurnKind};
 use crate::Input;
 
 /// Why the actor loop stopped.
@@ -40,6 +41,7 @@ pub(crate) struct Session {
     /// Provider-reported prompt size of the latest request and how many
     /// history items it covered: the base of `context_usage`.
     pub context_base: Option<(u64, usize)>,
+    pub persist: SharedPersist,
     next_turn_id: u64,
     http: Option<reqwest::Client>,
     finished_tx: mpsc::UnboundedSender<TurnFinished>,
@@ -56,6 +58,7 @@ pub(crate) async fn run(
 
     let (finished_tx, mut finished_rx) = mpsc::unbounded_channel();
     let mut session = Session::new(options, out, finished_tx);
+    session.resume_at_start();
     session.emit_startup_batch();
 
     loop {
@@ -105,6 +108,9 @@ impl Session {
         };
         let session_id = ids::session_id();
         out.set_session(&session_id);
+        let store =
+            jucode_store::Store::new(crate::persist::sessions_dir(&options.config.profile_dir));
+        let persist = Persist::new(store, &session_id, &options.cwd, options.chat);
         for problem in &options.config.problems {
             out.emit(Event::error(problem.message.clone()));
         }
@@ -126,6 +132,7 @@ impl Session {
             turn: None,
             cost_usd: 0.0,
             context_base: None,
+            persist: Arc::new(std::sync::Mutex::new(persist)),
             next_turn_id: 1,
             http: None,
             finished_tx,
@@ -138,7 +145,7 @@ impl Session {
 
     /// `startup`, `model_status`, `command_list`, `approval_mode`,
     /// `mcp_servers`, in the spec's order.
-    fn emit_startup_batch(&mut self) {
+    pub(crate) fn emit_startup_batch(&mut self) {
         let info = self.models.info();
         let opts = &self.options;
         self.out.emit(Event::Startup {
@@ -226,6 +233,11 @@ impl Session {
             }
             "/model" => self.model_command(&cmd.args()),
             "/approve" => self.approve_command(&cmd.args()),
+            "/resume" => self.resume_command(cmd.rest),
+            "/transcript" => self.transcript_command(),
+            "/tree" => self.tree_command(cmd.rest),
+            "/checkout" => self.checkout_command(cmd.rest),
+            "/compact" => self.compact_command(cmd.rest),
             other => self.out.emit(Event::error(format!(
                 "unknown command: {other} (see /help)"
             ))),
@@ -412,7 +424,7 @@ impl Session {
         }
     }
 
-    fn start_next(&mut self) {
+    pub(crate) fn start_next(&mut self) {
         if self.turn.is_none() {
             if let Some(next) = self.queue.pop_front() {
                 self.emit_queue();
@@ -424,10 +436,14 @@ impl Session {
     // ---- turns -----------------------------------------------------------
 
     fn start_turn(&mut self, msg: QueuedMessage) {
+        self.start_worker(TurnKind::User(msg));
+    }
+
+    pub(crate) fn start_worker(&mut self, kind: TurnKind) {
         let id = self.next_turn_id;
         self.next_turn_id += 1;
         let finished = self.finished_tx.clone();
-        let handle = turn::spawn(self, id, msg, finished);
+        let handle = turn::spawn(self, id, kind, finished);
         self.turn = Some(handle);
     }
 
@@ -445,15 +461,13 @@ impl Session {
     }
 
     fn absorb_turn_log(&mut self, turn: &TurnHandle) {
-        let items = turn.take_log();
-        self.history.extend(items);
+        turn.absorb_into(&mut self.history);
     }
 
     fn on_turn_finished(&mut self, mut finished: TurnFinished) {
         let Some(turn) = self.turn.take_if(|t| t.id == finished.turn_id) else {
             return; // a turn we already interrupted
         };
-        let history_before = self.history.len();
         self.absorb_turn_log(&turn);
         for msg in std::mem::take(&mut finished.unread_steers)
             .into_iter()
@@ -461,7 +475,7 @@ impl Session {
         {
             self.queue.push_front(msg);
         }
-        self.finish_turn(finished, history_before);
+        self.finish_turn(finished);
         self.start_next();
     }
 }

@@ -15,6 +15,16 @@ const MAX_IMAGE_BYTES: u64 = 20 * 1024 * 1024;
 /// `[Attached file …]` line per file, and the images that could be read.
 /// Images that cannot be attached are reported as `info` and skipped.
 pub fn prepare(msg: &QueuedMessage, out: &Output) -> HistoryItem {
+    prepare_with(msg, &mut |problem| out.emit(Event::info(problem)))
+}
+
+/// The same, without reporting images that cannot be read (when a session
+/// is rebuilt from its file, the problem was reported the first time).
+pub fn prepare_quiet(msg: &QueuedMessage) -> HistoryItem {
+    prepare_with(msg, &mut |_| {})
+}
+
+fn prepare_with(msg: &QueuedMessage, report: &mut dyn FnMut(String)) -> HistoryItem {
     let mut text = msg.content.clone();
     for file in &msg.files {
         let name = Path::new(file)
@@ -30,7 +40,7 @@ pub fn prepare(msg: &QueuedMessage, out: &Output) -> HistoryItem {
     for path in &msg.images {
         match load_image(Path::new(path)) {
             Ok(image) => images.push(image),
-            Err(why) => out.emit(Event::info(format!("image not attached: {path}: {why}"))),
+            Err(why) => report(format!("image not attached: {path}: {why}")),
         }
     }
     HistoryItem::User { text, images }

@@ -26,6 +26,31 @@ const BUILTINS: &[Builtin] = &[
         description: "Set the approval mode, or answer a pending approval",
     },
     Builtin {
+        command: "/resume",
+        args: "[ID]",
+        description: "List this folder's sessions, or continue one",
+    },
+    Builtin {
+        command: "/transcript",
+        args: "",
+        description: "Show the conversation of the active branch",
+    },
+    Builtin {
+        command: "/tree",
+        args: "[ID]",
+        description: "Show the session's branch tree, or continue from a turn",
+    },
+    Builtin {
+        command: "/checkout",
+        args: "[ID]",
+        description: "List checkpoints, or restore files and rewind to before a message",
+    },
+    Builtin {
+        command: "/compact",
+        args: "[INSTRUCTIONS]",
+        description: "Summarize the older conversation to free context",
+    },
+    Builtin {
         command: "/quit",
         args: "",
         description: "Exit JuCode",

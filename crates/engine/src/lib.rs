@@ -16,14 +16,19 @@ mod actor;
 mod approval;
 mod attachments;
 mod commands;
+mod compaction;
 mod ids;
 mod model_state;
 mod options;
 mod output;
 mod pending;
+mod persist;
 mod prompt;
+mod replay;
+mod session_cmds;
 mod tool_calls;
 mod turn;
+mod turn_end;
 
 use std::sync::Arc;
 

@@ -2,7 +2,10 @@
 //! execution, concurrently, with results returned in call order.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+use base64::Engine as _;
 
 use futures::future::join_all;
 use jucode_models::HistoryItem;
@@ -12,6 +15,7 @@ use jucode_tools::ToolContext;
 use crate::approval::{self, Gate};
 use crate::output::Output;
 use crate::pending::{Answer, PendingApprovals};
+use crate::persist::SharedPersist;
 
 /// One call as the model made it.
 #[derive(Debug, Clone)]
@@ -37,9 +41,63 @@ pub struct ToolRunner {
     pub state: ApprovalState,
     pub mode_at_start: ApprovalMode,
     pub subagent_id: Option<String>,
+    pub persist: SharedPersist,
+    pub snapshots: Arc<Mutex<SnapshotState>>,
+}
+
+/// Which files the current user turn has already saved the old content of.
+#[derive(Default)]
+pub struct SnapshotState {
+    /// The `user_message` record of the turn.
+    turn: Option<String>,
+    saved: HashSet<PathBuf>,
 }
 
 impl ToolRunner {
+    /// A new user message: later file changes belong to its checkpoint.
+    pub fn start_turn(&self, record_id: String) {
+        let mut state = self.snapshots.lock().expect("snapshot lock");
+        state.turn = Some(record_id);
+        state.saved.clear();
+    }
+
+    /// Saves a file's content before this turn first changes it, so
+    /// `/checkout` can restore it. Only `write` and `edit` are tracked:
+    /// what a shell command changes cannot be known in advance.
+    fn snapshot_before_change(&self, call: &Call) {
+        if !matches!(call.name.as_str(), "write" | "edit") {
+            return;
+        }
+        let Some(path) = serde_json::from_str::<serde_json::Value>(&call.arguments)
+            .ok()
+            .and_then(|v| v.get("path").and_then(|p| p.as_str()).map(str::to_string))
+        else {
+            return;
+        };
+        let path = jucode_tools::resolve_path(&self.ctx.cwd, &path);
+        let mut state = self.snapshots.lock().expect("snapshot lock");
+        let Some(turn) = state.turn.clone() else {
+            return;
+        };
+        if !state.saved.insert(path.clone()) {
+            return;
+        }
+        let content = std::fs::read(&path)
+            .ok()
+            .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes));
+        self.persist
+            .lock()
+            .expect("persist lock")
+            .append(crate::persist::body(
+                "file_snapshot",
+                serde_json::json!({
+                    "path": path.display().to_string(),
+                    "content_b64": content,
+                    "turn": turn,
+                }),
+            ));
+    }
+
     /// Runs every call concurrently; the results come back in call order.
     pub async fn run_calls(&self, calls: Vec<Call>) -> Vec<HistoryItem> {
         for call in &calls {
@@ -138,6 +196,7 @@ impl ToolRunner {
     }
 
     async fn execute(&self, call: &Call, hunks: Option<Vec<String>>) -> (String, bool) {
+        self.snapshot_before_change(call);
         let result = match hunks {
             Some(keep) => {
                 jucode_tools::run_with_hunks(&call.name, &call.arguments, &self.ctx, &keep).await

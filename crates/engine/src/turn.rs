@@ -1,5 +1,6 @@
 //! A turn worker: runs one user turn — model request, tool calls, follow-up
 //! requests — as its own task, streaming events straight to the output.
+//! `/compact` runs as a worker too, so the queue treats it like a turn.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -12,17 +13,26 @@ use tokio::sync::mpsc;
 
 use crate::actor::Session;
 use crate::attachments;
+use crate::compaction::{self, Compactor};
 use crate::output::Output;
 use crate::pending::PendingApprovals;
+use crate::persist::SharedPersist;
 use crate::prompt;
-use crate::tool_calls::{Call, ToolRunner};
+use crate::tool_calls::{Call, SnapshotState, ToolRunner};
+
+/// What a worker does.
+pub(crate) enum TurnKind {
+    User(QueuedMessage),
+    /// `/compact [instructions]`.
+    Compact(String),
+}
 
 /// Sent to the actor when a worker ends on its own (not when aborted).
 pub(crate) struct TurnFinished {
     pub turn_id: u64,
     pub usage: Option<Usage>,
     /// Prompt size the provider reported for the last request, plus that
-    /// response's output, and how many log items that covered.
+    /// response's output, and how many history items that covered.
     pub context_base: Option<(u64, usize)>,
     pub error: Option<TurnError>,
     pub unread_steers: Vec<QueuedMessage>,
@@ -32,14 +42,23 @@ pub(crate) enum TurnError {
     /// The request could not be made at all (provider config, credentials).
     Setup(String),
     Model(ModelError),
+    /// Reported already (compaction_failed); nothing more to say.
+    Reported,
+}
+
+/// What a turn added to the history; shared so an interrupt keeps it.
+#[derive(Default)]
+pub(crate) struct TurnLog {
+    /// Set when the turn compacted: the whole new history before `items`.
+    pub replaced: Option<Vec<HistoryItem>>,
+    pub items: Vec<HistoryItem>,
 }
 
 /// The actor's grip on a running worker.
 pub(crate) struct TurnHandle {
     pub id: u64,
     task: tokio::task::JoinHandle<()>,
-    /// Items the turn completed, shared so an interrupt keeps them.
-    log: Arc<Mutex<Vec<HistoryItem>>>,
+    log: Arc<Mutex<TurnLog>>,
     steers: Arc<Mutex<VecDeque<QueuedMessage>>>,
     approvals: PendingApprovals,
 }
@@ -56,8 +75,13 @@ impl TurnHandle {
         self.steers.lock().expect("steer lock").drain(..).collect()
     }
 
-    pub fn take_log(&self) -> Vec<HistoryItem> {
-        std::mem::take(&mut *self.log.lock().expect("log lock"))
+    /// Applies what the turn did to `history`.
+    pub fn absorb_into(&self, history: &mut Vec<HistoryItem>) {
+        let log = std::mem::take(&mut *self.log.lock().expect("log lock"));
+        if let Some(replaced) = log.replaced {
+            *history = replaced;
+        }
+        history.extend(log.items);
     }
 
     pub fn has_pending_approval(&self, call_id: &str) -> bool {
@@ -77,16 +101,20 @@ struct Worker {
     request: ModelRequest,
     policy: RetryPolicy,
     endpoint: Result<jucode_models::Endpoint, String>,
-    log: Arc<Mutex<Vec<HistoryItem>>>,
+    log: Arc<Mutex<TurnLog>>,
     steers: Arc<Mutex<VecDeque<QueuedMessage>>>,
     tools: ToolRunner,
+    persist: SharedPersist,
+    compactor: Compactor,
+    /// The session's context figure at turn start (tokens, items covered).
+    context_base: Option<(u64, usize)>,
     finished: mpsc::UnboundedSender<TurnFinished>,
 }
 
 pub(crate) fn spawn(
     session: &mut Session,
     id: u64,
-    msg: QueuedMessage,
+    kind: TurnKind,
     finished: mpsc::UnboundedSender<TurnFinished>,
 ) -> TurnHandle {
     let http = session.http_client();
@@ -105,7 +133,7 @@ pub(crate) fn spawn(
         max_output_tokens: Some(info.max_output_tokens),
         cache_key: session.session_id.clone(),
     };
-    let log = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::new(Mutex::new(TurnLog::default()));
     let steers = Arc::new(Mutex::new(VecDeque::new()));
     let approvals = PendingApprovals::default();
     let tools = ToolRunner {
@@ -115,6 +143,8 @@ pub(crate) fn spawn(
         state: session.approval.clone(),
         mode_at_start: session.mode(),
         subagent_id: None,
+        persist: session.persist.clone(),
+        snapshots: Arc::new(Mutex::new(SnapshotState::default())),
     };
     let worker = Worker {
         id,
@@ -126,13 +156,26 @@ pub(crate) fn spawn(
         log: log.clone(),
         steers: steers.clone(),
         tools,
+        persist: session.persist.clone(),
+        compactor: Compactor {
+            context_limit: info.context_limit,
+        },
+        context_base: session.context_base,
         finished,
     };
-    // The user message is accepted now, before the task is scheduled, so
-    // its event precedes anything the worker emits.
-    worker.accept_user_message(msg);
-    session.out.emit(Event::status("streaming"));
-    let task = tokio::spawn(worker.run());
+    let task = match kind {
+        TurnKind::User(msg) => {
+            // Accepted now, before the task is scheduled, so the user's
+            // message precedes anything the worker emits.
+            worker.accept_user_message(msg);
+            session.out.emit(Event::status("streaming"));
+            tokio::spawn(worker.run())
+        }
+        TurnKind::Compact(instructions) => {
+            session.out.emit(Event::status("compacting"));
+            tokio::spawn(worker.run_compaction(instructions))
+        }
+    };
     TurnHandle {
         id,
         task,
@@ -171,31 +214,52 @@ fn retry_policy(config: &jucode_config::Config) -> RetryPolicy {
 }
 
 impl Worker {
-    /// Emits `user_message` and records the message in history, with the
+    /// Emits `user_message`, saves it, and records it in history with the
     /// attachment lines the model (only) sees.
     fn accept_user_message(&self, msg: QueuedMessage) {
         let prepared = attachments::prepare(&msg, &self.out);
-        self.out.emit(Event::UserMessage {
+        let event = Event::UserMessage {
             content: msg.content,
             images: msg.images,
             files: msg.files,
-        });
-        self.log.lock().expect("log lock").push(prepared);
+        };
+        let record = self.persist.lock().expect("persist lock").event(&event);
+        self.tools.start_turn(record);
+        self.out.emit(event);
+        self.log.lock().expect("log lock").items.push(prepared);
     }
 
     fn push(&self, item: HistoryItem) {
-        self.log.lock().expect("log lock").push(item);
+        self.persist.lock().expect("persist lock").item(&item);
+        self.log.lock().expect("log lock").items.push(item);
     }
 
     fn history_now(&self) -> Vec<HistoryItem> {
-        let mut history = self.request.history.clone();
-        history.extend(self.log.lock().expect("log lock").iter().cloned());
+        let log = self.log.lock().expect("log lock");
+        let mut history = log
+            .replaced
+            .clone()
+            .unwrap_or_else(|| self.request.history.clone());
+        history.extend(log.items.iter().cloned());
         history
     }
 
-    async fn run(self) {
+    /// The context the next request would carry, as `context_usage` counts
+    /// it: the last reported figure plus an o200k count of what came since.
+    fn context_estimate(&self, history: &[HistoryItem]) -> u64 {
+        match self.context_base {
+            Some((base, covered)) if covered <= history.len() => {
+                base + jucode_models::count_history(&history[covered..])
+            }
+            _ => {
+                jucode_models::count_tokens(&self.request.instructions)
+                    + jucode_models::count_history(history)
+            }
+        }
+    }
+
+    async fn run(mut self) {
         let mut usage: Option<Usage> = None;
-        let mut context_base = None;
         let error = loop {
             let steered: Vec<QueuedMessage> =
                 self.steers.lock().expect("steer lock").drain(..).collect();
@@ -206,63 +270,30 @@ impl Worker {
                 Ok(endpoint) => endpoint.clone(),
                 Err(problem) => break Some(TurnError::Setup(problem.clone())),
             };
-            let mut request = self.request.clone();
-            request.history = self.history_now();
-            self.out.emit(Event::Connecting);
-            let out = self.out.clone();
-            let mut text_started = false;
-            let mut on_event = move |event: StreamEvent| match event {
-                StreamEvent::ResponseStarted => out.emit(Event::ThinkingStart),
-                StreamEvent::ReasoningDelta(delta) => out.emit(Event::ReasoningDelta { delta }),
-                StreamEvent::TextDelta(delta) => {
-                    if !text_started {
-                        text_started = true;
-                        out.emit(Event::AssistantStart);
-                    }
-                    out.emit(Event::AssistantDelta { delta })
+            let mut history = self.history_now();
+            if self.context_estimate(&history) > self.compactor.context_limit {
+                // Automatic compaction; on failure the request goes ahead
+                // uncompacted (and the provider may still accept it).
+                if let Ok(compacted) = self.compact(&endpoint, &history, "").await {
+                    history = compacted;
                 }
-                StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallDelta { .. } => {}
-                StreamEvent::Retrying {
-                    attempt,
-                    max,
-                    delay_ms,
-                    reason,
-                } => out.emit(Event::Retrying {
-                    attempt,
-                    max,
-                    delay_ms,
-                    reason,
-                }),
-            };
-            let result =
-                stream_response(&self.http, &endpoint, &request, &self.policy, &mut on_event).await;
+            }
+            let mut request = self.request.clone();
+            request.history = history;
+            self.out.emit(Event::Connecting);
+            let result = self.stream(&endpoint, &request).await;
             match result {
                 Ok(response) => {
                     if let Some(u) = &response.usage {
                         usage.get_or_insert_with(Usage::default).add(u);
                     }
-                    let calls: Vec<Call> = response
-                        .items
-                        .iter()
-                        .filter_map(|item| match item {
-                            HistoryItem::ToolCall {
-                                call_id,
-                                name,
-                                arguments,
-                            } => Some(Call {
-                                call_id: call_id.clone(),
-                                name: name.clone(),
-                                arguments: arguments.clone(),
-                            }),
-                            _ => None,
-                        })
-                        .collect();
+                    let calls = tool_calls_of(&response.items);
                     for item in response.items {
                         self.push(item);
                     }
-                    let covered = self.log.lock().expect("log lock").len();
                     if let Some(u) = &response.usage {
-                        context_base = Some((u.input_tokens + u.output_tokens, covered));
+                        let covered = self.history_now().len();
+                        self.context_base = Some((u.input_tokens + u.output_tokens, covered));
                     }
                     if calls.is_empty() {
                         break None;
@@ -274,7 +305,12 @@ impl Worker {
                 Err(err) => break Some(TurnError::Model(err)),
             }
         };
+        self.finish(usage, error);
+    }
+
+    fn finish(self, usage: Option<Usage>, error: Option<TurnError>) {
         let unread_steers = self.steers.lock().expect("steer lock").drain(..).collect();
+        let context_base = self.context_base.filter(|_| usage.is_some());
         let _ = self.finished.send(TurnFinished {
             turn_id: self.id,
             usage,
@@ -283,70 +319,115 @@ impl Worker {
             unread_steers,
         });
     }
+
+    /// One model request, its stream mapped to protocol events.
+    async fn stream(
+        &self,
+        endpoint: &jucode_models::Endpoint,
+        request: &ModelRequest,
+    ) -> Result<jucode_models::ModelResponse, ModelError> {
+        let out = self.out.clone();
+        let mut text_started = false;
+        let mut on_event = move |event: StreamEvent| match event {
+            StreamEvent::ResponseStarted => out.emit(Event::ThinkingStart),
+            StreamEvent::ReasoningDelta(delta) => out.emit(Event::ReasoningDelta { delta }),
+            StreamEvent::TextDelta(delta) => {
+                if !text_started {
+                    text_started = true;
+                    out.emit(Event::AssistantStart);
+                }
+                out.emit(Event::AssistantDelta { delta })
+            }
+            StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallDelta { .. } => {}
+            StreamEvent::Retrying {
+                attempt,
+                max,
+                delay_ms,
+                reason,
+            } => out.emit(Event::Retrying {
+                attempt,
+                max,
+                delay_ms,
+                reason,
+            }),
+        };
+        stream_response(&self.http, endpoint, request, &self.policy, &mut on_event).await
+    }
+
+    /// Compacts `history`; on success the turn log holds the new history.
+    async fn compact(
+        &mut self,
+        endpoint: &jucode_models::Endpoint,
+        history: &[HistoryItem],
+        instructions: &str,
+    ) -> Result<Vec<HistoryItem>, ()> {
+        let summarizer = compaction::Summarizer {
+            out: &self.out,
+            http: &self.http,
+            endpoint,
+            policy: &self.policy,
+            request: &self.request,
+        };
+        match summarizer.compact(history, instructions).await {
+            Ok((summary, compacted)) => {
+                self.persist
+                    .lock()
+                    .expect("persist lock")
+                    .append(crate::persist::body(
+                        "compaction",
+                        serde_json::json!({ "summary": summary, "history": compacted }),
+                    ));
+                let mut log = self.log.lock().expect("log lock");
+                log.replaced = Some(compacted.clone());
+                log.items.clear();
+                drop(log);
+                // The provider's figure no longer applies to this history.
+                self.context_base = None;
+                self.out.emit(Event::CompactionEnd);
+                Ok(compacted)
+            }
+            Err(error) => {
+                self.out.emit(Event::CompactionFailed { error });
+                Err(())
+            }
+        }
+    }
+
+    async fn run_compaction(mut self, instructions: String) {
+        let endpoint = match &self.endpoint {
+            Ok(endpoint) => endpoint.clone(),
+            Err(problem) => {
+                let problem = problem.clone();
+                self.out.emit(Event::CompactionStart);
+                self.out.emit(Event::CompactionFailed {
+                    error: problem.clone(),
+                });
+                return self.finish(None, Some(TurnError::Reported));
+            }
+        };
+        let history = self.history_now();
+        let error = match self.compact(&endpoint, &history, &instructions).await {
+            Ok(_) => None,
+            Err(()) => Some(TurnError::Reported),
+        };
+        self.finish(None, error);
+    }
 }
 
-impl Session {
-    /// End-of-turn events: `usage`, `context_usage`, then `error` when the
-    /// turn failed, then `status: ready`.
-    pub(crate) fn finish_turn(&mut self, finished: TurnFinished, history_before: usize) {
-        let info = self.models.info();
-        if let Some(usage) = finished.usage {
-            self.out.emit(Event::Usage {
-                input_tokens: usage.input_tokens,
-                cached_input_tokens: usage.cached_input_tokens,
-                output_tokens: usage.output_tokens,
-                reasoning_tokens: usage.reasoning_tokens,
-            });
-            self.cost_usd += info.cost_usd(&usage);
-        }
-        if let Some((tokens, covered)) = finished.context_base {
-            self.context_base = Some((tokens, history_before + covered));
-        }
-        self.out.emit(Event::ContextUsage {
-            tokens: self.context_tokens(),
-            tokenizer: "o200k".to_string(),
-            cost: self.cost_usd,
-        });
-        match &finished.error {
-            Some(TurnError::Setup(message)) => self.out.emit(Event::error(message.clone())),
-            Some(TurnError::Model(err)) => {
-                if matches!(err, ModelError::RetriesExhausted(_)) {
-                    self.models.unreachable = true;
-                }
-                self.out.emit(Event::error(self.describe_model_error(err)));
-            }
-            None => self.models.unreachable = false,
-        }
-        self.emit_model_status();
-        self.out.emit(Event::status("ready"));
-    }
-
-    /// Context size: the provider's figure for the last request, plus an
-    /// o200k count of what was added since; all o200k without a figure.
-    pub(crate) fn context_tokens(&self) -> u64 {
-        match self.context_base {
-            Some((base, covered)) if covered <= self.history.len() => {
-                base + jucode_models::count_history(&self.history[covered..])
-            }
-            _ => {
-                jucode_models::count_tokens(&prompt::system_prompt(&self.options))
-                    + jucode_models::count_history(&self.history)
-            }
-        }
-    }
-
-    fn describe_model_error(&self, err: &ModelError) -> String {
-        match err {
-            ModelError::Auth(message) => {
-                let hint =
-                    jucode_models::providers::provider_info(&self.models.provider, self.config())
-                        .ok()
-                        .and_then(|p| p.api_key_env)
-                        .map(|env| format!(" (the key is read from ${env})"))
-                        .unwrap_or_default();
-                format!("{message}{hint}")
-            }
-            other => other.to_string(),
-        }
-    }
+fn tool_calls_of(items: &[HistoryItem]) -> Vec<Call> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            HistoryItem::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => Some(Call {
+                call_id: call_id.clone(),
+                name: name.clone(),
+                arguments: arguments.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
