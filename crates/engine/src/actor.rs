@@ -10,11 +10,14 @@ use jucode_protocol::{
 };
 use tokio::sync::mpsc;
 
+use crate::actions::ActionRan;
 use crate::commands;
+use crate::engine_tools::EngineState;
 use crate::ids;
 use crate::model_state::ModelState;
 use crate::options::EngineOptions;
 use crate::output::Output;
+use crate::pending::PendingApprovals;
 use crate::persist::{Persist, SharedPersist};
 use crate::tool_calls::ApprovalState;
 use crate::turn::{self, TurnFinished, TurnHandle, TurnKind};
@@ -32,7 +35,11 @@ pub(crate) struct Session {
     pub session_id: String,
     pub models: ModelState,
     pub approval: ApprovalState,
-    pub attended: bool,
+    pub engine: EngineState,
+    /// Approval requests of the turn and its subagents.
+    pub approvals: PendingApprovals,
+    pub goal: Option<crate::goal::Goal>,
+    pub actions_tx: mpsc::UnboundedSender<ActionRan>,
     pub history: Vec<HistoryItem>,
     pub queue: VecDeque<QueuedMessage>,
     pub turn: Option<TurnHandle>,
@@ -57,7 +64,8 @@ pub(crate) async fn run(
     std::thread::spawn(jucode_models::warm_up);
 
     let (finished_tx, mut finished_rx) = mpsc::unbounded_channel();
-    let mut session = Session::new(options, out, finished_tx);
+    let (actions_tx, mut actions_rx) = mpsc::unbounded_channel();
+    let mut session = Session::new(options, out, finished_tx, actions_tx);
     session.resume_at_start();
     session.emit_startup_batch();
 
@@ -77,6 +85,10 @@ pub(crate) async fn run(
                 session.on_turn_finished(finished);
                 Flow::Continue
             }
+            Some(ran) = actions_rx.recv() => {
+                session.on_action_ran(ran);
+                Flow::Continue
+            }
         };
         if let Flow::Stop = flow {
             break;
@@ -90,6 +102,7 @@ impl Session {
         options: Arc<EngineOptions>,
         out: Output,
         finished_tx: mpsc::UnboundedSender<TurnFinished>,
+        actions_tx: mpsc::UnboundedSender<ActionRan>,
     ) -> Session {
         let config = &options.config.config;
         let models = ModelState::new(
@@ -119,6 +132,7 @@ impl Session {
         }
         Session {
             options,
+            engine: EngineState::new(out.clone()),
             out,
             session_id,
             models,
@@ -126,7 +140,9 @@ impl Session {
                 mode: Arc::new(std::sync::Mutex::new(approval_mode)),
                 allowlist: Default::default(),
             },
-            attended: true,
+            approvals: PendingApprovals::default(),
+            goal: None,
+            actions_tx,
             history: Vec::new(),
             queue: VecDeque::new(),
             turn: None,
@@ -184,26 +200,22 @@ impl Session {
             Op::SetApprovalMode(m) => self.set_approval_mode(m.mode),
             Op::Approve(a) => self.approve(a),
             Op::SetAttended(a) => {
-                self.attended = a.attended;
+                self.engine.deferred.set_attended(a.attended);
+                if !a.attended {
+                    // Calls already waiting become deferred actions.
+                    self.approvals.defer_all();
+                }
                 self.out.emit(Event::Attended {
                     attended: a.attended,
                 });
             }
-            Op::AgentRuns(_) => self.out.emit(Event::AgentRuns {
-                workflows: Vec::new(),
-                agents: Vec::new(),
-            }),
-            Op::SubagentTranscript(t) => self.out.emit(Event::SubagentTranscript {
-                error: Some(format!("unknown agent: {}", t.agent_id)),
-                agent_id: t.agent_id,
-                items: None,
-            }),
-            Op::ApprovePlan(p) => self
-                .out
-                .emit(Event::error(format!("unknown plan id: {}", p.id))),
-            Op::DecideAction(d) => self
-                .out
-                .emit(Event::error(format!("unknown action id: {}", d.action))),
+            Op::AgentRuns(_) => self.engine.agents.emit_runs(),
+            Op::SubagentTranscript(t) => {
+                let event = self.engine.agents.transcript_event(&t.agent_id);
+                self.out.emit(event)
+            }
+            Op::ApprovePlan(p) => self.approve_plan(p),
+            Op::DecideAction(d) => self.decide_action(d),
             Op::McpList(_) => self.out.emit(Event::McpServers {
                 servers: Vec::new(),
             }),
@@ -238,6 +250,8 @@ impl Session {
             "/tree" => self.tree_command(cmd.rest),
             "/checkout" => self.checkout_command(cmd.rest),
             "/compact" => self.compact_command(cmd.rest),
+            "/plan" => self.plan_command(cmd.rest),
+            "/goal" => self.goal_command(cmd.rest),
             other => self.out.emit(Event::error(format!(
                 "unknown command: {other} (see /help)"
             ))),
@@ -265,7 +279,7 @@ impl Session {
         *self.approval.mode.lock().expect("mode lock")
     }
 
-    fn set_approval_mode(&mut self, mode: ApprovalMode) {
+    pub(crate) fn set_approval_mode(&mut self, mode: ApprovalMode) {
         *self.approval.mode.lock().expect("mode lock") = mode;
         self.out
             .emit(Event::status(format!("approval mode: {}", mode.as_str())));
@@ -304,33 +318,23 @@ impl Session {
     }
 
     fn approve(&mut self, op: jucode_protocol::ApproveOp) {
-        let handled = self
-            .turn
-            .as_ref()
-            .map(|t| t.has_pending_approval(&op.call_id))
-            .unwrap_or(false);
-        if !handled {
-            self.out.emit(Event::error(format!(
-                "no pending approval with call_id {}",
-                op.call_id
-            )));
-            return;
-        }
-        if let Some(turn) = &self.turn {
-            if let Err(err) = turn.answer_approval(op) {
-                self.out.emit(Event::error(err));
-            }
+        if let Err(err) = self.approvals.answer(op) {
+            self.out.emit(Event::error(err));
         }
     }
 
     // ---- the queue -------------------------------------------------------
 
     fn submit(&mut self, msg: UserMessageOp) {
-        let queued = QueuedMessage {
+        self.submit_message(QueuedMessage {
             content: msg.content,
             images: msg.images,
             files: msg.files,
-        };
+        });
+    }
+
+    /// Starts a turn with `queued`, or queues it behind the running one.
+    pub(crate) fn submit_message(&mut self, queued: QueuedMessage) {
         if self.turn.is_some() {
             self.queue.push_back(queued);
             self.emit_queue();
@@ -408,6 +412,8 @@ impl Session {
     /// Aborts the running turn, keeping what it completed.
     fn interrupt_current(&mut self) {
         if let Some(turn) = self.turn.take() {
+            self.engine.agents.close_all("interrupted");
+            self.approvals.clear();
             let leftovers = turn.abort();
             self.absorb_turn_log(&turn);
             for msg in leftovers.into_iter().rev() {
@@ -436,6 +442,7 @@ impl Session {
     // ---- turns -----------------------------------------------------------
 
     fn start_turn(&mut self, msg: QueuedMessage) {
+        self.engine.agents.prune();
         self.start_worker(TurnKind::User(msg));
     }
 

@@ -51,6 +51,16 @@ const BUILTINS: &[Builtin] = &[
         description: "Summarize the older conversation to free context",
     },
     Builtin {
+        command: "/plan",
+        args: "ID approve [MODE] [NOTES] | ID revise FEEDBACK",
+        description: "Approve a proposed plan, or ask for a revision",
+    },
+    Builtin {
+        command: "/goal",
+        args: "[OBJECTIVE [--budget TOKENS] | done | clear]",
+        description: "Set, show, finish or clear the session's goal",
+    },
+    Builtin {
         command: "/quit",
         args: "",
         description: "Exit JuCode",

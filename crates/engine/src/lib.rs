@@ -12,17 +12,24 @@
 //! (no hop through the actor, so a delta costs one channel send) and report
 //! to the actor only when the turn ends.
 
+mod actions;
 mod actor;
+mod agents;
 mod approval;
 mod attachments;
 mod commands;
 mod compaction;
+mod deferred;
+mod engine_tools;
+mod goal;
 mod ids;
 mod model_state;
 mod options;
 mod output;
 mod pending;
 mod persist;
+mod plan;
+mod plan_ops;
 mod prompt;
 mod replay;
 mod session_cmds;

@@ -15,6 +15,9 @@ pub enum Answer {
         /// Only these hunks (edit calls); `None` = the whole call.
         hunks: Option<Vec<String>>,
     },
+    /// The session became unattended while the request waited: the call
+    /// becomes a deferred action (the text is ignored by the receiver).
+    Deferred(String),
 }
 
 struct Waiting {
@@ -43,13 +46,6 @@ impl PendingApprovals {
             .expect("approvals lock")
             .insert(call_id.to_string(), Waiting { hunk_ids, reply });
         rx
-    }
-
-    pub fn contains(&self, call_id: &str) -> bool {
-        self.inner
-            .lock()
-            .expect("approvals lock")
-            .contains_key(call_id)
     }
 
     /// Validates and delivers an answer. On a validation error the request
@@ -101,5 +97,22 @@ impl PendingApprovals {
     /// Drops every waiting request (interrupt).
     pub fn clear(&self) {
         self.inner.lock().expect("approvals lock").clear();
+    }
+
+    /// Answers every waiting request with "defer" (the session became
+    /// unattended); returns how many there were.
+    pub fn defer_all(&self) -> usize {
+        let waiting: Vec<Waiting> = self
+            .inner
+            .lock()
+            .expect("approvals lock")
+            .drain()
+            .map(|(_, w)| w)
+            .collect();
+        let n = waiting.len();
+        for w in waiting {
+            let _ = w.reply.send(Answer::Deferred(String::new()));
+        }
+        n
     }
 }

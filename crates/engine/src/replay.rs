@@ -151,6 +151,24 @@ pub fn replay(records: &[Record], leaf: Option<&str>) -> Replayed {
                     turn.snapshots.push((path.to_string(), content));
                 }
             }
+            Some("proposed_plan") => {
+                let text = |k: &str| record.body.get(k).cloned().unwrap_or(Value::Null);
+                let item = json!({
+                    "role": "plan",
+                    "id": text("_id").as_str().map(|_| text("_id")).unwrap_or(text("id")),
+                    "title": text("title"),
+                    "content": text("markdown"),
+                    "status": text("status"),
+                });
+                match out
+                    .transcript
+                    .iter_mut()
+                    .find(|i| i["role"] == "plan" && i["id"] == item["id"])
+                {
+                    Some(existing) => *existing = item,
+                    None => out.transcript.push(item),
+                }
+            }
             Some("compaction") => {
                 if let Some(history) = record
                     .body
@@ -254,4 +272,30 @@ pub fn end_of_turn(records: &[Record], turn_id: &str) -> Option<String> {
             None => return Some(current.to_string()),
         }
     }
+}
+
+/// Every proposed plan in the file, with its latest status.
+pub fn plans(records: &[Record]) -> Vec<crate::plan::PlanRecord> {
+    let mut plans: Vec<crate::plan::PlanRecord> = Vec::new();
+    for record in records.iter().filter(|r| r.kind() == Some("proposed_plan")) {
+        let text = |k: &str| {
+            record
+                .body
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let plan = crate::plan::PlanRecord {
+            id: text("id"),
+            title: text("title"),
+            markdown: text("markdown"),
+            status: text("status"),
+        };
+        match plans.iter_mut().find(|p| p.id == plan.id) {
+            Some(existing) => *existing = plan,
+            None => plans.push(plan),
+        }
+    }
+    plans
 }

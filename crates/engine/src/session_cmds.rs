@@ -74,6 +74,8 @@ impl Session {
         }
         let leaf = replay::active_leaf(&loaded.records);
         let replayed = self.adopt_branch(&loaded.records, leaf.clone());
+        self.engine.deferred.restore(&loaded.records);
+        *self.engine.plans.lock().expect("plans lock") = replay::plans(&loaded.records);
         self.cost_usd = replayed.cost;
         self.session_id = loaded.header.id.clone();
         self.out.set_session(&self.session_id);

@@ -1,18 +1,20 @@
-//! Running the tool calls of one model response: gating, approvals, and
-//! execution, concurrently, with results returned in call order.
+//! Running the tool calls of one model response: gating, approvals (or
+//! deferral when nobody is watching), and execution — concurrently, with
+//! results returned in call order.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
-
 use futures::future::join_all;
-use jucode_models::HistoryItem;
+use jucode_models::{HistoryItem, ModelRequest, RetryPolicy};
 use jucode_protocol::{ApprovalMode, Event, Hunk};
 use jucode_tools::ToolContext;
 
 use crate::approval::{self, Gate};
+use crate::deferred::Outcome;
+use crate::engine_tools::{self, EngineState};
 use crate::output::Output;
 use crate::pending::{Answer, PendingApprovals};
 use crate::persist::SharedPersist;
@@ -34,15 +36,31 @@ pub struct ApprovalState {
     pub allowlist: Arc<Mutex<HashSet<String>>>,
 }
 
+/// What a subagent needs to make model requests like its parent.
+pub struct ModelCtx {
+    pub http: reqwest::Client,
+    pub endpoint: Result<jucode_models::Endpoint, String>,
+    /// The parent's request: model, instructions, tools, effort.
+    pub request: ModelRequest,
+    pub policy: RetryPolicy,
+}
+
 pub struct ToolRunner {
     pub out: Output,
     pub ctx: ToolContext,
     pub approvals: PendingApprovals,
     pub state: ApprovalState,
     pub mode_at_start: ApprovalMode,
+    /// Set for a subagent's calls (`approval_request.subagent_id`).
     pub subagent_id: Option<String>,
-    pub persist: SharedPersist,
+    pub persist: Option<SharedPersist>,
     pub snapshots: Arc<Mutex<SnapshotState>>,
+    pub engine: EngineState,
+    /// For `spawn_agent`; `None` inside subagents.
+    pub model: Option<Arc<ModelCtx>>,
+    /// `tool_start` / `tool_update` / `tool_output` on the wire: the parent's
+    /// calls only (a subagent's show in its transcript).
+    pub emit_tool_events: bool,
 }
 
 /// Which files the current user turn has already saved the old content of.
@@ -65,6 +83,9 @@ impl ToolRunner {
     /// `/checkout` can restore it. Only `write` and `edit` are tracked:
     /// what a shell command changes cannot be known in advance.
     fn snapshot_before_change(&self, call: &Call) {
+        let Some(persist) = &self.persist else {
+            return;
+        };
         if !matches!(call.name.as_str(), "write" | "edit") {
             return;
         }
@@ -85,7 +106,7 @@ impl ToolRunner {
         let content = std::fs::read(&path)
             .ok()
             .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes));
-        self.persist
+        persist
             .lock()
             .expect("persist lock")
             .append(crate::persist::body(
@@ -98,16 +119,24 @@ impl ToolRunner {
             ));
     }
 
+    fn emit(&self, event: Event) {
+        if self.emit_tool_events {
+            self.out.emit(event);
+        }
+    }
+
     /// Runs every call concurrently; the results come back in call order.
-    pub async fn run_calls(&self, calls: Vec<Call>) -> Vec<HistoryItem> {
+    /// The flag says the turn should end here (a plan was proposed).
+    pub async fn run_calls(&self, calls: Vec<Call>) -> (Vec<HistoryItem>, bool) {
         for call in &calls {
-            self.out.emit(Event::ToolStart {
+            self.emit(Event::ToolStart {
                 call_id: call.call_id.clone(),
                 name: call.name.clone(),
             });
         }
         let results = join_all(calls.iter().map(|call| self.run_one(call))).await;
-        calls
+        let ends = engine_tools::ends_turn(&calls, &results);
+        let items = calls
             .into_iter()
             .zip(results)
             .map(|(call, (output, is_error))| HistoryItem::ToolResult {
@@ -115,7 +144,8 @@ impl ToolRunner {
                 output,
                 is_error,
             })
-            .collect()
+            .collect();
+        (items, ends)
     }
 
     fn gate_for(&self, call: &Call) -> Gate {
@@ -136,24 +166,28 @@ impl ToolRunner {
     }
 
     async fn run_one(&self, call: &Call) -> (String, bool) {
-        let (output, is_error) = match self.gate_for(call) {
-            Gate::Refuse => (approval::PLAN_REFUSAL.to_string(), true),
-            Gate::Run => self.execute(call, None).await,
-            Gate::Ask => match self.ask(call).await {
-                Answer::Deny => (approval::DENIED.to_string(), true),
-                Answer::Allow { always, hunks } => {
-                    if always {
-                        self.state
-                            .allowlist
-                            .lock()
-                            .expect("allowlist lock")
-                            .insert(call.name.clone());
+        let (output, is_error) = match engine_tools::run(self, call).await {
+            Some(result) => result,
+            None => match self.gate_for(call) {
+                Gate::Refuse => (approval::PLAN_REFUSAL.to_string(), true),
+                Gate::Run => self.execute(call, None).await,
+                Gate::Ask => match self.ask(call).await {
+                    Answer::Deny => (approval::DENIED.to_string(), true),
+                    Answer::Deferred(text) => (text, false),
+                    Answer::Allow { always, hunks } => {
+                        if always {
+                            self.state
+                                .allowlist
+                                .lock()
+                                .expect("allowlist lock")
+                                .insert(call.name.clone());
+                        }
+                        self.execute(call, hunks).await
                     }
-                    self.execute(call, hunks).await
-                }
+                },
             },
         };
-        self.out.emit(Event::ToolOutput {
+        self.emit(Event::ToolOutput {
             call_id: call.call_id.clone(),
             name: call.name.clone(),
             output: output.clone(),
@@ -162,10 +196,47 @@ impl ToolRunner {
         (output, is_error)
     }
 
-    /// Emits `approval_request` and waits for the answer. A request dropped
-    /// without an answer (interrupt) counts as a denial; the worker is being
-    /// aborted then anyway.
+    /// Unattended: record the call as a deferred action instead of asking.
+    pub fn defer(&self, call: &Call) -> Answer {
+        let cwd = self.ctx.cwd.display().to_string();
+        let outcome = self.engine.deferred.submit(
+            &call.call_id,
+            &call.name,
+            &call.arguments,
+            jucode_tools::summary(&call.name, &call.arguments),
+            self.subagent_id.clone(),
+            &cwd,
+        );
+        match outcome {
+            Outcome::Submitted(action, new) => {
+                if new {
+                    let event = action.event(&self.out.session());
+                    if let Some(persist) = &self.persist {
+                        persist.lock().expect("persist lock").event(&event);
+                    }
+                    self.out.emit(event);
+                }
+                Answer::Deferred(format!(
+                    "Submitted for confirmation as deferred action {}: nobody is watching this session, \
+                     so the user will decide later. The call has not run; carry on with what does not depend on it.",
+                    action.id
+                ))
+            }
+            Outcome::AllowedBefore => Answer::Allow {
+                always: false,
+                hunks: None,
+            },
+            Outcome::DeniedBefore => Answer::Deny,
+        }
+    }
+
+    /// Emits `approval_request` and waits for the answer — or, while the
+    /// session is unattended, defers the call. A request dropped without an
+    /// answer (interrupt) counts as a denial.
     async fn ask(&self, call: &Call) -> Answer {
+        if !self.engine.deferred.attended() {
+            return self.defer(call);
+        }
         let hunks = if matches!(call.name.as_str(), "edit" | "write") {
             jucode_tools::edit_hunks(&call.name, &call.arguments, &self.ctx.cwd).ok()
         } else {
@@ -192,7 +263,11 @@ impl ToolRunner {
             subagent_id: self.subagent_id.clone(),
             hunks,
         });
-        reply.await.unwrap_or(Answer::Deny)
+        match reply.await {
+            Ok(Answer::Deferred(_)) => self.defer(call),
+            Ok(answer) => answer,
+            Err(_) => Answer::Deny,
+        }
     }
 
     async fn execute(&self, call: &Call, hunks: Option<Vec<String>>) -> (String, bool) {
@@ -203,13 +278,16 @@ impl ToolRunner {
             }
             None => {
                 let out = self.out.clone();
+                let emit = self.emit_tool_events;
                 let (call_id, name) = (call.call_id.clone(), call.name.clone());
                 let mut on_update = move |output: String| {
-                    out.emit(Event::ToolUpdate {
-                        call_id: call_id.clone(),
-                        name: name.clone(),
-                        output,
-                    })
+                    if emit {
+                        out.emit(Event::ToolUpdate {
+                            call_id: call_id.clone(),
+                            name: name.clone(),
+                            output,
+                        })
+                    }
                 };
                 jucode_tools::run(&call.name, &call.arguments, &self.ctx, &mut on_update).await
             }

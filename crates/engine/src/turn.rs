@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use jucode_models::{
     stream_response, HistoryItem, ModelError, ModelRequest, RetryPolicy, StreamEvent, Usage,
 };
-use jucode_protocol::{ApproveOp, Event, QueuedMessage};
+use jucode_protocol::{Event, QueuedMessage};
 use tokio::sync::mpsc;
 
 use crate::actor::Session;
@@ -17,8 +17,9 @@ use crate::compaction::{self, Compactor};
 use crate::output::Output;
 use crate::pending::PendingApprovals;
 use crate::persist::SharedPersist;
+use crate::plan::DraftTracker;
 use crate::prompt;
-use crate::tool_calls::{Call, SnapshotState, ToolRunner};
+use crate::tool_calls::{Call, ModelCtx, SnapshotState, ToolRunner};
 
 /// What a worker does.
 pub(crate) enum TurnKind {
@@ -83,14 +84,6 @@ impl TurnHandle {
         }
         history.extend(log.items);
     }
-
-    pub fn has_pending_approval(&self, call_id: &str) -> bool {
-        self.approvals.contains(call_id)
-    }
-
-    pub fn answer_approval(&self, op: ApproveOp) -> Result<(), String> {
-        self.approvals.answer(op)
-    }
 }
 
 /// Everything a worker needs, copied out of the session at turn start.
@@ -124,18 +117,28 @@ pub(crate) fn spawn(
         .models
         .endpoint(config)
         .map_err(|problem| problem.to_string());
+    let mut instructions = prompt::system_prompt(&session.options);
+    if let Some(goal) = session.goal_prompt() {
+        instructions.push_str(&goal);
+    }
+    let mut tools = tool_specs(session.options.chat);
+    tools.extend(crate::engine_tools::specs(
+        session.mode(),
+        session.options.chat,
+    ));
     let request = ModelRequest {
         model: session.models.model.clone(),
-        instructions: prompt::system_prompt(&session.options),
+        instructions,
         history: session.history.clone(),
-        tools: tool_specs(session.options.chat),
+        tools,
         reasoning_effort: session.models.effort.clone(),
         max_output_tokens: Some(info.max_output_tokens),
         cache_key: session.session_id.clone(),
     };
     let log = Arc::new(Mutex::new(TurnLog::default()));
     let steers = Arc::new(Mutex::new(VecDeque::new()));
-    let approvals = PendingApprovals::default();
+    let approvals = session.approvals.clone();
+    let policy = retry_policy(config);
     let tools = ToolRunner {
         out: session.out.clone(),
         ctx: jucode_tools::ToolContext::new(session.options.cwd.clone()),
@@ -143,15 +146,23 @@ pub(crate) fn spawn(
         state: session.approval.clone(),
         mode_at_start: session.mode(),
         subagent_id: None,
-        persist: session.persist.clone(),
+        persist: Some(session.persist.clone()),
         snapshots: Arc::new(Mutex::new(SnapshotState::default())),
+        engine: session.engine.clone(),
+        model: Some(Arc::new(ModelCtx {
+            http: http.clone(),
+            endpoint: endpoint.clone(),
+            request: request.clone(),
+            policy: policy.clone(),
+        })),
+        emit_tool_events: true,
     };
     let worker = Worker {
         id,
         out: session.out.clone(),
         http,
         request,
-        policy: retry_policy(config),
+        policy,
         endpoint,
         log: log.clone(),
         steers: steers.clone(),
@@ -298,8 +309,12 @@ impl Worker {
                     if calls.is_empty() {
                         break None;
                     }
-                    for result in self.tools.run_calls(calls).await {
+                    let (results, ends_turn) = self.tools.run_calls(calls).await;
+                    for result in results {
                         self.push(result);
+                    }
+                    if ends_turn {
+                        break None;
                     }
                 }
                 Err(err) => break Some(TurnError::Model(err)),
@@ -328,6 +343,8 @@ impl Worker {
     ) -> Result<jucode_models::ModelResponse, ModelError> {
         let out = self.out.clone();
         let mut text_started = false;
+        let mut drafts = DraftTracker::default();
+        let plan_ids = self.tools.engine.plan_ids.clone();
         let mut on_event = move |event: StreamEvent| match event {
             StreamEvent::ResponseStarted => out.emit(Event::ThinkingStart),
             StreamEvent::ReasoningDelta(delta) => out.emit(Event::ReasoningDelta { delta }),
@@ -338,7 +355,10 @@ impl Worker {
                 }
                 out.emit(Event::AssistantDelta { delta })
             }
-            StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallDelta { .. } => {}
+            StreamEvent::ToolCallStart { call_id, name } => {
+                drafts.start(&call_id, &name, &plan_ids)
+            }
+            StreamEvent::ToolCallDelta { call_id, delta } => drafts.delta(&call_id, &delta, &out),
             StreamEvent::Retrying {
                 attempt,
                 max,
@@ -414,7 +434,7 @@ impl Worker {
     }
 }
 
-fn tool_calls_of(items: &[HistoryItem]) -> Vec<Call> {
+pub(crate) fn tool_calls_of(items: &[HistoryItem]) -> Vec<Call> {
     items
         .iter()
         .filter_map(|item| match item {

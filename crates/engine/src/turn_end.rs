@@ -47,6 +47,7 @@ impl Session {
             Some(TurnError::Reported) => {}
             None => self.models.unreachable = false,
         }
+        self.goal_after_turn(finished.usage.as_ref());
         self.persist.lock().expect("persist lock").touch();
         self.report_persist_failure();
         self.emit_model_status();
