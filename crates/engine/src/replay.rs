@@ -7,6 +7,7 @@ use base64::Engine as _;
 use jucode_models::HistoryItem;
 use jucode_protocol::{QueuedMessage, TreeNode};
 use jucode_store::Record;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// One user turn on the active branch.
@@ -68,7 +69,8 @@ fn message_of(record: &Record) -> QueuedMessage {
 }
 
 /// Replays the branch ending at `leaf`.
-pub fn replay(records: &[Record], leaf: Option<&str>) -> Replayed {
+/// `with_transcript` builds the transcript too (resuming does not need it).
+pub fn replay(records: &[Record], leaf: Option<&str>, with_transcript: bool) -> Replayed {
     let path = match leaf {
         Some(leaf) => jucode_store::path_to(records, leaf),
         None => Vec::new(),
@@ -87,15 +89,23 @@ pub fn replay(records: &[Record], leaf: Option<&str>) -> Replayed {
             Some("user_message") => {
                 let message = message_of(record);
                 if has_user_siblings(record, &children, &by_id) {
-                    out.transcript.push(json!({
-                        "role": "branch",
-                        "id": record.id,
-                        "label": label(&message.content),
-                    }));
+                    push_t(
+                        &mut out.transcript,
+                        with_transcript,
+                        json!({
+                            "role": "branch",
+                            "id": record.id,
+                            "label": label(&message.content),
+                        }),
+                    );
                 }
-                out.transcript.push(json!({
-                    "role": "user", "id": record.id, "content": message.content,
-                }));
+                push_t(
+                    &mut out.transcript,
+                    with_transcript,
+                    json!({
+                        "role": "user", "id": record.id, "content": message.content,
+                    }),
+                );
                 out.history
                     .push(crate::attachments::prepare_quiet(&message));
                 out.turns.push(TurnRecord {
@@ -109,14 +119,16 @@ pub fn replay(records: &[Record], leaf: Option<&str>) -> Replayed {
                 let Some(item) = record
                     .body
                     .get("item")
-                    .and_then(|v| serde_json::from_value::<HistoryItem>(v.clone()).ok())
+                    .and_then(|v| HistoryItem::deserialize(v).ok())
                 else {
                     continue;
                 };
                 match &item {
-                    HistoryItem::Assistant { text } => out
-                        .transcript
-                        .push(json!({"role": "assistant", "content": text})),
+                    HistoryItem::Assistant { text } => push_t(
+                        &mut out.transcript,
+                        with_transcript,
+                        json!({"role": "assistant", "content": text}),
+                    ),
                     HistoryItem::ToolCall { call_id, name, .. } => {
                         tool_names.insert(call_id.clone(), name.clone());
                     }
@@ -124,13 +136,17 @@ pub fn replay(records: &[Record], leaf: Option<&str>) -> Replayed {
                         call_id,
                         output,
                         is_error,
-                    } => out.transcript.push(json!({
-                        "role": "tool",
-                        "call_id": call_id,
-                        "name": tool_names.get(call_id).cloned().unwrap_or_default(),
-                        "output": output,
-                        "is_error": is_error,
-                    })),
+                    } => push_t(
+                        &mut out.transcript,
+                        with_transcript,
+                        json!({
+                            "role": "tool",
+                            "call_id": call_id,
+                            "name": tool_names.get(call_id).cloned().unwrap_or_default(),
+                            "output": output,
+                            "is_error": is_error,
+                        }),
+                    ),
                     _ => {}
                 }
                 out.history.push(item);
@@ -155,7 +171,7 @@ pub fn replay(records: &[Record], leaf: Option<&str>) -> Replayed {
                 let text = |k: &str| record.body.get(k).cloned().unwrap_or(Value::Null);
                 let item = json!({
                     "role": "plan",
-                    "id": text("_id").as_str().map(|_| text("_id")).unwrap_or(text("id")),
+                    "id": text("id"),
                     "title": text("title"),
                     "content": text("markdown"),
                     "status": text("status"),
@@ -166,20 +182,23 @@ pub fn replay(records: &[Record], leaf: Option<&str>) -> Replayed {
                     .find(|i| i["role"] == "plan" && i["id"] == item["id"])
                 {
                     Some(existing) => *existing = item,
-                    None => out.transcript.push(item),
+                    None => push_t(&mut out.transcript, with_transcript, item),
                 }
             }
             Some("compaction") => {
                 if let Some(history) = record
                     .body
                     .get("history")
-                    .and_then(|v| serde_json::from_value::<Vec<HistoryItem>>(v.clone()).ok())
+                    .and_then(|v| Vec::<HistoryItem>::deserialize(v).ok())
                 {
                     out.history = history;
                 }
                 let summary = record.body.get("summary").and_then(Value::as_str);
-                out.transcript
-                    .push(json!({"role": "compaction", "content": summary.unwrap_or_default()}));
+                push_t(
+                    &mut out.transcript,
+                    with_transcript,
+                    json!({"role": "compaction", "content": summary.unwrap_or_default()}),
+                );
             }
             _ => {}
         }
@@ -298,4 +317,11 @@ pub fn plans(records: &[Record]) -> Vec<crate::plan::PlanRecord> {
         }
     }
     plans
+}
+
+/// Pushes a transcript item when a transcript is wanted.
+fn push_t(transcript: &mut Vec<Value>, wanted: bool, item: Value) {
+    if wanted {
+        transcript.push(item);
+    }
 }

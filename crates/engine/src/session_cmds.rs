@@ -36,8 +36,8 @@ impl Session {
 
     /// Makes the session's history the branch ending at `leaf`.
     fn adopt_branch(&mut self, records: &[Record], leaf: Option<String>) -> Replayed {
-        let replayed = replay::replay(records, leaf.as_deref());
-        self.history = replayed.history.clone();
+        let mut replayed = replay::replay(records, leaf.as_deref(), false);
+        self.history = std::mem::take(&mut replayed.history);
         self.context_base = None;
         replayed
     }
@@ -116,7 +116,7 @@ impl Session {
 
     pub(crate) fn transcript_command(&mut self) {
         let records = self.records();
-        let replayed = replay::replay(&records, self.leaf().as_deref());
+        let replayed = replay::replay(&records, self.leaf().as_deref(), true);
         self.out.emit(Event::Transcript {
             items: replayed.transcript,
         });
@@ -147,7 +147,7 @@ impl Session {
 
     pub(crate) fn checkout_command(&mut self, rest: &str) {
         let records = self.records();
-        let replayed = replay::replay(&records, self.leaf().as_deref());
+        let replayed = replay::replay(&records, self.leaf().as_deref(), false);
         if rest.is_empty() {
             let items = replayed
                 .turns
