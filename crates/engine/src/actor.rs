@@ -59,9 +59,6 @@ pub(crate) async fn run(
     mut input: mpsc::UnboundedReceiver<Input>,
     out: Output,
 ) {
-    // The tokenizer's tables take tens of milliseconds to build; build them
-    // off the hot path so the first `context_usage` does not wait.
-    std::thread::spawn(jucode_models::warm_up);
 
     let (finished_tx, mut finished_rx) = mpsc::unbounded_channel();
     let (actions_tx, mut actions_rx) = mpsc::unbounded_channel();
@@ -447,6 +444,13 @@ impl Session {
     }
 
     pub(crate) fn start_worker(&mut self, kind: TurnKind) {
+        // The tokenizer's tables take tens of milliseconds and ~60 MB to
+        // build: not at startup (an idle engine stays small), but beside
+        // the first model request, so its `context_usage` does not wait.
+        static WARM: std::sync::Once = std::sync::Once::new();
+        WARM.call_once(|| {
+            std::thread::spawn(jucode_models::warm_up);
+        });
         let id = self.next_turn_id;
         self.next_turn_id += 1;
         let finished = self.finished_tx.clone();
