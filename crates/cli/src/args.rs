@@ -47,7 +47,14 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run one turn headless and exit (0 on success, 1 when the turn failed).
     Exec(ExecArgs),
+    /// Agent Client Protocol (JSON-RPC over stdin/stdout) for ACP editors.
+    Acp(AcpArgs),
 }
+
+/// `jucode acp` takes only the global flags; the working directory of each
+/// session comes from the client's `session/new`.
+#[derive(Debug, Clone, Args)]
+pub struct AcpArgs {}
 
 #[derive(Debug, Clone, Args)]
 pub struct ExecArgs {

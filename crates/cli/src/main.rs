@@ -1,6 +1,7 @@
-//! The `jucode` binary: argument parsing and the thin adapters (serve, exec)
-//! over the engine's op/event channels.
+//! The `jucode` binary: argument parsing and the thin adapters (serve, exec,
+//! acp) over the engine's op/event channels.
 
+mod acp;
 mod args;
 mod exec;
 mod serve;
@@ -23,6 +24,7 @@ fn main() {
         }
         Some(Command::Serve(ref serve_args)) => serve::run(&cli.global, serve_args),
         Some(Command::Exec(ref exec_args)) => exec::run(&cli.global, exec_args),
+        Some(Command::Acp(ref acp_args)) => acp::run(&cli.global, acp_args),
         None if cli.headless.is_some() => {
             let exec_args = args::ExecArgs {
                 json: true,
