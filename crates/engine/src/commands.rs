@@ -51,6 +51,11 @@ const BUILTINS: &[Builtin] = &[
         description: "Summarize the older conversation to free context",
     },
     Builtin {
+        command: "/trust",
+        args: "[yes|repo|no]",
+        description: "Trust this folder's project resources (or the whole repo), or refuse them",
+    },
+    Builtin {
         command: "/quit",
         args: "",
         description: "Exit JuCode",

@@ -43,6 +43,8 @@ pub struct ToolRunner {
     pub subagent_id: Option<String>,
     pub persist: SharedPersist,
     pub snapshots: Arc<Mutex<SnapshotState>>,
+    /// `pre_tool_use` / `post_tool_use` (and the turn's `stop`) hooks.
+    pub hooks: crate::project::Hooks,
 }
 
 /// Which files the current user turn has already saved the old content of.
@@ -196,6 +198,9 @@ impl ToolRunner {
     }
 
     async fn execute(&self, call: &Call, hunks: Option<Vec<String>>) -> (String, bool) {
+        if let Some(blocked) = self.hooks.pre_tool_use(&self.out, call).await {
+            return (blocked, true); // a pre_tool_use hook exited with 2
+        }
         self.snapshot_before_change(call);
         let result = match hunks {
             Some(keep) => {
@@ -214,6 +219,8 @@ impl ToolRunner {
                 jucode_tools::run(&call.name, &call.arguments, &self.ctx, &mut on_update).await
             }
         };
+        self.hooks
+            .post_tool_use(&self.out, call, &result.output, result.is_error);
         (result.output, result.is_error)
     }
 }
