@@ -49,6 +49,8 @@ pub(crate) struct Session {
     /// history items it covered: the base of `context_usage`.
     pub context_base: Option<(u64, usize)>,
     pub persist: SharedPersist,
+    /// Instructions, custom commands, skills, hooks (see `project`).
+    pub project: crate::project::Project,
     next_turn_id: u64,
     http: Option<reqwest::Client>,
     finished_tx: mpsc::UnboundedSender<TurnFinished>,
@@ -59,12 +61,12 @@ pub(crate) async fn run(
     mut input: mpsc::UnboundedReceiver<Input>,
     out: Output,
 ) {
-
     let (finished_tx, mut finished_rx) = mpsc::unbounded_channel();
     let (actions_tx, mut actions_rx) = mpsc::unbounded_channel();
     let mut session = Session::new(options, out, finished_tx, actions_tx);
     session.resume_at_start();
     session.emit_startup_batch();
+    session.project_startup().await;
 
     loop {
         let flow = tokio::select! {
@@ -116,6 +118,8 @@ impl Session {
             }),
             (None, None) => ApprovalMode::Manual,
         };
+        problems.extend(crate::web_search::backend(config).err());
+        let project = crate::project::Project::load(&options);
         let session_id = ids::session_id();
         out.set_session(&session_id);
         let store =
@@ -146,6 +150,7 @@ impl Session {
             cost_usd: 0.0,
             context_base: None,
             persist: Arc::new(std::sync::Mutex::new(persist)),
+            project,
             next_turn_id: 1,
             http: None,
             finished_tx,
@@ -157,7 +162,7 @@ impl Session {
     }
 
     /// `startup`, `model_status`, `command_list`, `approval_mode`,
-    /// `mcp_servers`, in the spec's order.
+    /// `mcp_servers`, `trust_prompt` (when due), in the spec's order.
     pub(crate) fn emit_startup_batch(&mut self) {
         let info = self.models.info();
         let opts = &self.options;
@@ -173,12 +178,13 @@ impl Session {
         self.models.forget_status();
         self.emit_model_status();
         self.out.emit(Event::CommandList {
-            commands: commands::builtin_list(),
+            commands: self.command_list(),
         });
         self.out.emit(Event::ApprovalMode { mode: self.mode() });
         self.out.emit(Event::McpServers {
             servers: Vec::new(),
         });
+        self.emit_trust_prompt();
         let _ = PROTOCOL_VERSION;
     }
 
@@ -231,10 +237,14 @@ impl Session {
             )));
             return Flow::Continue;
         };
+        if self.run_project_command(cmd.name, cmd.rest) {
+            return Flow::Continue; // `/trust`, custom commands, skills
+        }
         match cmd.name {
             "/quit" | "/exit" => return Flow::Stop,
             "/help" => {
-                let lines: Vec<String> = commands::builtin_list()
+                let lines: Vec<String> = self
+                    .command_list()
                     .into_iter()
                     .map(|c| format!("{} {} — {}", c.command, c.args, c.description))
                     .collect();
@@ -322,7 +332,7 @@ impl Session {
 
     // ---- the queue -------------------------------------------------------
 
-    fn submit(&mut self, msg: UserMessageOp) {
+    pub(crate) fn submit(&mut self, msg: UserMessageOp) {
         self.submit_message(QueuedMessage {
             content: msg.content,
             images: msg.images,

@@ -61,6 +61,11 @@ const BUILTINS: &[Builtin] = &[
         description: "Set, show, finish or clear the session's goal",
     },
     Builtin {
+        command: "/trust",
+        args: "[yes|repo|no]",
+        description: "Trust this folder's project resources (or the whole repo), or refuse them",
+    },
+    Builtin {
         command: "/quit",
         args: "",
         description: "Exit JuCode",

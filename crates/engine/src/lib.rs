@@ -30,12 +30,14 @@ mod pending;
 mod persist;
 mod plan;
 mod plan_ops;
+mod project;
 mod prompt;
 mod replay;
 mod session_cmds;
 mod tool_calls;
 mod turn;
 mod turn_end;
+mod web_search;
 
 use std::sync::Arc;
 
@@ -44,6 +46,7 @@ use tokio::sync::mpsc;
 
 pub use options::{EngineOptions, Resume};
 pub use output::Emitted;
+pub use project::{is_trusted, project_trust};
 
 /// One line of front-end input, already parsed (or rejected) by the adapter.
 pub type Input = Result<Op, OpError>;

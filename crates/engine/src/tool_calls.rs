@@ -61,6 +61,8 @@ pub struct ToolRunner {
     /// `tool_start` / `tool_update` / `tool_output` on the wire: the parent's
     /// calls only (a subagent's show in its transcript).
     pub emit_tool_events: bool,
+    /// `pre_tool_use` / `post_tool_use` (and the turn's `stop`) hooks.
+    pub hooks: crate::project::Hooks,
 }
 
 /// Which files the current user turn has already saved the old content of.
@@ -271,6 +273,9 @@ impl ToolRunner {
     }
 
     async fn execute(&self, call: &Call, hunks: Option<Vec<String>>) -> (String, bool) {
+        if let Some(blocked) = self.hooks.pre_tool_use(&self.out, call).await {
+            return (blocked, true); // a pre_tool_use hook exited with 2
+        }
         self.snapshot_before_change(call);
         let result = match hunks {
             Some(keep) => {
@@ -292,6 +297,8 @@ impl ToolRunner {
                 jucode_tools::run(&call.name, &call.arguments, &self.ctx, &mut on_update).await
             }
         };
+        self.hooks
+            .post_tool_use(&self.out, call, &result.output, result.is_error);
         (result.output, result.is_error)
     }
 }

@@ -18,7 +18,7 @@ use crate::output::Output;
 use crate::pending::PendingApprovals;
 use crate::persist::SharedPersist;
 use crate::plan::DraftTracker;
-use crate::prompt;
+use crate::project::{hooks, HookEvent};
 use crate::tool_calls::{Call, ModelCtx, SnapshotState, ToolRunner};
 
 /// What a worker does.
@@ -117,11 +117,12 @@ pub(crate) fn spawn(
         .models
         .endpoint(config)
         .map_err(|problem| problem.to_string());
-    let mut instructions = prompt::system_prompt(&session.options);
+    let web_search = crate::web_search::backend(config).ok().flatten();
+    let mut instructions = session.system_prompt();
     if let Some(goal) = session.goal_prompt() {
         instructions.push_str(&goal);
     }
-    let mut tools = tool_specs(session.options.chat);
+    let mut tools = tool_specs(session.options.chat, web_search.is_some());
     tools.extend(crate::engine_tools::specs(
         session.mode(),
         session.options.chat,
@@ -141,7 +142,8 @@ pub(crate) fn spawn(
     let policy = retry_policy(config);
     let tools = ToolRunner {
         out: session.out.clone(),
-        ctx: jucode_tools::ToolContext::new(session.options.cwd.clone()),
+        ctx: jucode_tools::ToolContext::new(session.options.cwd.clone())
+            .with_web_search(web_search),
         approvals: approvals.clone(),
         state: session.approval.clone(),
         mode_at_start: session.mode(),
@@ -156,6 +158,7 @@ pub(crate) fn spawn(
             policy: policy.clone(),
         })),
         emit_tool_events: true,
+        hooks: session.project.hooks.clone(),
     };
     let worker = Worker {
         id,
@@ -175,6 +178,10 @@ pub(crate) fn spawn(
         finished,
     };
     let task = match kind {
+        // `user_prompt_submit` hooks run in the worker before it accepts the message.
+        TurnKind::User(msg) if session.project.hooks.has(HookEvent::UserPromptSubmit) => {
+            tokio::spawn(worker.run_after_prompt_hooks(msg))
+        }
         TurnKind::User(msg) => {
             // Accepted now, before the task is scheduled, so the user's
             // message precedes anything the worker emits.
@@ -196,14 +203,15 @@ pub(crate) fn spawn(
     }
 }
 
-/// The tools offered to the model: the coding set, or the chat set.
-fn tool_specs(chat: bool) -> Vec<jucode_models::ToolSpec> {
+/// The tools offered to the model: the coding set, or the chat set (each
+/// with `web_search` when a backend is configured).
+fn tool_specs(chat: bool, web_search: bool) -> Vec<jucode_models::ToolSpec> {
     let set = if chat {
         jucode_tools::ToolSet::Chat
     } else {
         jucode_tools::ToolSet::Coding
     };
-    jucode_tools::builtin_defs(set)
+    jucode_tools::tool_defs(set, web_search)
         .into_iter()
         .map(|def| jucode_models::ToolSpec {
             name: def.name.to_string(),
@@ -320,7 +328,35 @@ impl Worker {
                 Err(err) => break Some(TurnError::Model(err)),
             }
         };
+        self.tools.hooks.stop(&self.out, error.is_some());
         self.finish(usage, error);
+    }
+
+    /// A user turn whose message first goes through the `user_prompt_submit`
+    /// hooks: they may block it (`error`, no turn) or add context the model
+    /// reads after the message (the `user_message` event shows it as sent).
+    async fn run_after_prompt_hooks(self, msg: QueuedMessage) {
+        match self
+            .tools
+            .hooks
+            .user_prompt_submit(&self.out, &msg.content)
+            .await
+        {
+            Err(blocked) => {
+                self.out.emit(Event::error(blocked));
+                self.finish(None, Some(TurnError::Reported));
+            }
+            Ok(context) => {
+                self.accept_user_message(msg);
+                if let Some(context) = context {
+                    if let Some(item) = self.log.lock().expect("log lock").items.last_mut() {
+                        hooks::add_context(item, &context);
+                    }
+                }
+                self.out.emit(Event::status("streaming"));
+                self.run().await
+            }
+        }
     }
 
     fn finish(self, usage: Option<Usage>, error: Option<TurnError>) {

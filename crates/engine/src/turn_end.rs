@@ -5,7 +5,6 @@ use jucode_models::ModelError;
 use jucode_protocol::Event;
 
 use crate::actor::Session;
-use crate::prompt;
 use crate::turn::{TurnError, TurnFinished};
 
 impl Session {
@@ -73,7 +72,7 @@ impl Session {
                 base + jucode_models::count_history(&self.history[covered..])
             }
             _ => {
-                jucode_models::count_tokens(&prompt::system_prompt(&self.options))
+                jucode_models::count_tokens(&self.system_prompt())
                     + jucode_models::count_history(&self.history)
             }
         }

@@ -113,6 +113,11 @@ pub(crate) struct WebFetchArgs {
     pub url: String,
 }
 
+#[derive(Debug, Deserialize)]
+pub(crate) struct WebSearchArgs {
+    pub query: String,
+}
+
 /// Accepts `5`, `5.5`, `"5"` or `null`: models often quote numbers.
 fn opt_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     #[derive(Deserialize)]

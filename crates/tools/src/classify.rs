@@ -15,7 +15,7 @@ use crate::Effect;
 pub fn classify(name: &str, args: &str, cwd: &Path) -> Effect {
     match name {
         "read" | "list" | "search" => Effect::ReadOnly,
-        "web_fetch" => Effect::Network,
+        "web_fetch" | "web_search" => Effect::Network,
         "write" | "edit" => match path_arg(args) {
             Some(p) => {
                 let path = paths::resolve(cwd, &p);
@@ -76,6 +76,7 @@ pub fn summary(name: &str, args: &str) -> String {
             out
         }),
         "web_fetch" => s("url").map(|u| format!("fetch {u}")),
+        "web_search" => s("query").map(|q| format!("search the web for {q:?}")),
         _ => Some(format!("{name} {}", args.trim())),
     };
     let line = line.unwrap_or_else(|| format!("{name} (invalid arguments)"));

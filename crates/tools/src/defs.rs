@@ -5,7 +5,22 @@ use serde_json::json;
 
 use crate::{ToolDef, ToolSet};
 
-/// The built-in tools of a tool set, in a stable order.
+/// The tools of a tool set as offered to the model: the built-in ones, plus
+/// `web_search` (after `web_fetch`) when a search backend is configured.
+pub fn tool_defs(set: ToolSet, web_search: bool) -> Vec<ToolDef> {
+    let mut defs = builtin_defs(set);
+    if web_search {
+        let at = defs
+            .iter()
+            .position(|d| d.name == "web_fetch")
+            .map_or(defs.len(), |i| i + 1);
+        defs.insert(at, web_search_def());
+    }
+    defs
+}
+
+/// The built-in tools of a tool set, in a stable order (without
+/// `web_search`, which needs a configured backend: see [`tool_defs`]).
 pub fn builtin_defs(set: ToolSet) -> Vec<ToolDef> {
     match set {
         ToolSet::Coding => vec![
@@ -176,6 +191,23 @@ fn web_fetch() -> ToolDef {
     }
 }
 
+fn web_search_def() -> ToolDef {
+    ToolDef {
+        name: "web_search",
+        description: "Search the web. Returns the top results as title, URL and snippet; open \
+            a result with `web_fetch` to read it. Use specific queries."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What to search for."}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +232,15 @@ mod tests {
         );
         let names: Vec<_> = builtin_defs(ToolSet::Chat).iter().map(|d| d.name).collect();
         assert_eq!(names, ["web_fetch"]);
+        let names: Vec<_> = tool_defs(ToolSet::Chat, true)
+            .iter()
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(names, ["web_fetch", "web_search"]);
+        let coding = tool_defs(ToolSet::Coding, true);
+        assert_eq!(coding.len(), 8);
+        assert_eq!(coding[7].name, "web_search");
+        assert_eq!(tool_defs(ToolSet::Coding, false).len(), 7);
         for d in builtin_defs(ToolSet::Coding) {
             assert_eq!(d.parameters["type"], "object", "{}", d.name);
             assert!(!d.description.is_empty());

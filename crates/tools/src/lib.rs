@@ -1,7 +1,8 @@
 //! jucode-tools: the built-in tools a JuCode agent can call.
 //!
 //! The tool and argument names are a public contract with the models
-//! (`bash`, `read`, `write`, `edit`, `list`, `search`, `web_fetch`). Every
+//! (`bash`, `read`, `write`, `edit`, `list`, `search`, `web_fetch`, and
+//! `web_search` when a backend is configured). Every
 //! entry point takes the raw JSON text the model wrote, so that argument
 //! mistakes become tool errors the model can read and fix, never panics.
 //!
@@ -22,6 +23,7 @@ mod rules;
 mod search;
 mod shell;
 mod web;
+mod web_search;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,8 +31,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use classify::{classify, summary};
-pub use defs::builtin_defs;
+pub use defs::{builtin_defs, tool_defs};
 pub use hunks::{edit_hunks, run_with_hunks};
+pub use web_search::{WebSearchBackend, WebSearchConfig};
 
 /// Which tools a session offers to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,6 +62,8 @@ pub struct ToolContext {
     pub bash_timeout_default: Duration,
     /// Cap on the text a tool returns to the model.
     pub max_output_bytes: usize,
+    /// The `web_search` backend; `None` when none is configured.
+    pub web_search: Option<std::sync::Arc<WebSearchConfig>>,
 }
 
 impl ToolContext {
@@ -68,7 +73,14 @@ impl ToolContext {
             cwd: cwd.into(),
             bash_timeout_default: Duration::from_secs(120),
             max_output_bytes: 30_000,
+            web_search: None,
         }
+    }
+
+    /// The same context with a `web_search` backend (or none).
+    pub fn with_web_search(mut self, web_search: Option<std::sync::Arc<WebSearchConfig>>) -> Self {
+        self.web_search = web_search;
+        self
     }
 }
 
@@ -115,7 +127,8 @@ pub enum Effect {
         /// No path argument or `cd` leaves the workspace.
         inside_workspace: bool,
     },
-    /// Fetches a URL (web_fetch); approval treats it as read-only.
+    /// Fetches a URL or searches the web (web_fetch, web_search); approval
+    /// treats it as read-only.
     Network,
     /// Unknown tool or arguments that do not parse.
     Unknown,
@@ -169,6 +182,10 @@ pub async fn run(
         },
         "web_fetch" => match args::parse::<args::WebFetchArgs>(name, args) {
             Ok(a) => web::fetch(&a, ctx).await,
+            Err(e) => ToolOutput::error(e),
+        },
+        "web_search" => match args::parse::<args::WebSearchArgs>(name, args) {
+            Ok(a) => web_search::search(&a.query, ctx).await,
             Err(e) => ToolOutput::error(e),
         },
         other => ToolOutput::error(format!(

@@ -56,6 +56,7 @@ pub fn spawn(agents: &Agents, parent: &ToolRunner, call: &Call, args: &Value) ->
         engine: parent.engine.clone(),
         model: None,
         emit_tool_events: false,
+        hooks: parent.hooks.clone(),
     };
     let (done_tx, done) = watch::channel(false);
     let mut transcript = Transcript::default();
