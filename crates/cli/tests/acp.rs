@@ -487,13 +487,13 @@ fn stored_session(acp: &Acp, id: &str) {
     let mut writer = store.create(&header).unwrap();
     let mut parent: Option<String> = None;
     for body in [
+        // The engine's own format: user messages as events, what the model
+        // saw and said as history items.
         json!({"type": "user_message", "content": "what is in the box?"}),
-        json!({"type": "status", "message": "streaming"}),
-        json!({"type": "assistant_delta", "delta": "A "}),
-        json!({"type": "assistant_delta", "delta": "cat."}),
-        json!({"type": "tool_start", "call_id": "r1", "name": "read"}),
-        json!({"type": "tool_output", "call_id": "r1", "name": "read", "output": "meow", "is_error": false}),
-        json!({"type": "status", "message": "ready"}),
+        json!({"type": "history_item", "item": {"kind": "tool_call", "call_id": "r1", "name": "read", "arguments": "{\"path\":\"box.txt\"}"}}),
+        json!({"type": "history_item", "item": {"kind": "tool_result", "call_id": "r1", "output": "meow", "is_error": false}}),
+        json!({"type": "history_item", "item": {"kind": "assistant", "text": "A cat."}}),
+        json!({"type": "context_usage", "tokens": 10, "tokenizer": "o200k", "cost": 0.0}),
     ] {
         let record = jucode_store::Record::new(parent.clone(), body.as_object().unwrap().clone());
         parent = Some(record.id.clone());
@@ -559,7 +559,7 @@ fn load_of_an_unknown_session_fails() {
 }
 
 #[test]
-#[ignore = "needs session persistence in the engine"]
+
 fn a_session_continues_after_load_in_a_new_process() {
     let acp = Acp::new();
     acp.server.push(ScriptedResponse::text("First answer."));

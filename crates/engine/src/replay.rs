@@ -75,8 +75,15 @@ pub fn replay(records: &[Record], leaf: Option<&str>, with_transcript: bool) -> 
         Some(leaf) => jucode_store::path_to(records, leaf),
         None => Vec::new(),
     };
-    let children = jucode_store::children_index(records);
-    let by_id: HashMap<&str, &Record> = records.iter().map(|r| (r.id.as_str(), r)).collect();
+    // Only the transcript marks branches; resuming skips building the index.
+    let (children, by_id) = if with_transcript {
+        (
+            jucode_store::children_index(records),
+            records.iter().map(|r| (r.id.as_str(), r)).collect(),
+        )
+    } else {
+        (HashMap::new(), HashMap::new())
+    };
     let mut out = Replayed {
         history: Vec::new(),
         cost: 0.0,
@@ -88,7 +95,7 @@ pub fn replay(records: &[Record], leaf: Option<&str>, with_transcript: bool) -> 
         match record.kind() {
             Some("user_message") => {
                 let message = message_of(record);
-                if has_user_siblings(record, &children, &by_id) {
+                if with_transcript && has_user_siblings(record, &children, &by_id) {
                     push_t(
                         &mut out.transcript,
                         with_transcript,

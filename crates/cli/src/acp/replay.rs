@@ -8,11 +8,11 @@
 //!   `assistant_delta` / `reasoning_delta` → one `agent_message_chunk` /
 //!   `agent_thought_chunk`; `tool_start` → `tool_call`, `approval_request`
 //!   → its title, `tool_output` → `tool_call_update` completed/failed.
-//! * a session stored only as `history_item` records (no such events) is
-//!   replayed from those instead: user and assistant messages, reasoning,
-//!   tool calls (titled from their arguments) and their results. Both the
-//!   engine's own item shape (`kind`) and the Responses shape (`type`) are
-//!   read.
+//! * `history_item` records (what the model saw and said, as the engine
+//!   saves it): assistant messages, reasoning, tool calls (titled from their
+//!   arguments) and their results — and user messages when the file has no
+//!   `user_message` events. Both the engine's own item shape (`kind`) and
+//!   the Responses shape (`type`) are read.
 
 use std::path::Path;
 
@@ -127,12 +127,18 @@ pub fn history_updates(loaded: &LoadedSession, cwd: &Path) -> Vec<SessionUpdate>
         .any(|r| matches!(r.kind(), Some("user_message" | "assistant_delta")));
     let mut replay = Replay::default();
     for record in branch {
-        if has_events {
-            from_event(&mut replay, record, cwd);
-        } else if record.kind() == Some("history_item") {
+        if record.kind() == Some("history_item") {
+            // The engine saves what the model said as history items and the
+            // user's messages as `user_message` events: take user text from
+            // the events when there are any.
             if let Some(Value::Object(item)) = record.body.get("item") {
-                from_item(&mut replay, item);
+                let is_user = item.get("kind").and_then(Value::as_str) == Some("user");
+                if !(has_events && is_user) {
+                    from_item(&mut replay, item);
+                }
             }
+        } else if has_events {
+            from_event(&mut replay, record, cwd);
         }
     }
     replay.flush();
