@@ -424,3 +424,25 @@ fn a_failed_summary_leaves_the_session_uncompacted() {
     let request = body(&server, 3);
     assert!(request.contains("answer one") && request.contains("answer two"));
 }
+
+#[test]
+fn a_resumed_session_continues_on_its_active_branch() {
+    let server = ScriptedServer::start();
+    for t in ["root answer", "one answer", "two answer", "after restart"] {
+        server.push(ScriptedResponse::text(t));
+    }
+    let home = home_for(&server, "responses");
+    let (mut d, id) = spawn(&home, &[]);
+    turn(&mut d, "root question");
+    turn(&mut d, "branch one question");
+    let view = command(&mut d, "/tree", "tree_view");
+    let root = view["nodes"][0]["id"].as_str().unwrap().to_string();
+    command(&mut d, &format!("/tree {root}"), "tree_view");
+    turn(&mut d, "branch two question");
+    d.kill();
+    let (mut d, _) = spawn(&home, &["--resume", &id]);
+    turn(&mut d, "continue");
+    let request = body(&server, 3);
+    assert!(request.contains("branch two question") && request.contains("root answer"));
+    assert!(!request.contains("branch one question"), "{request}");
+}

@@ -33,6 +33,7 @@ mod plan_ops;
 mod project;
 mod prompt;
 mod replay;
+mod resume_load;
 mod session_cmds;
 mod tool_calls;
 mod turn;

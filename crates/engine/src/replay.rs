@@ -29,20 +29,6 @@ pub struct Replayed {
     pub transcript: Vec<Value>,
 }
 
-/// The active point of a loaded session: the last record, or the target of
-/// a trailing `leaf` record.
-pub fn active_leaf(records: &[Record]) -> Option<String> {
-    let last = records.last()?;
-    if last.kind() == Some("leaf") {
-        return last
-            .body
-            .get("target")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-    }
-    Some(last.id.clone())
-}
-
 fn message_of(record: &Record) -> QueuedMessage {
     let strings = |key: &str| -> Vec<String> {
         record
@@ -68,6 +54,239 @@ fn message_of(record: &Record) -> QueuedMessage {
     }
 }
 
+/// One record of a branch, as replay needs it.
+pub enum Entry {
+    User(QueuedMessage),
+    Item(HistoryItem),
+    Cost(f64),
+    Snapshot(String, Option<Vec<u8>>),
+    Plan(crate::plan::PlanRecord),
+    Compaction(String, Vec<HistoryItem>),
+    Skip,
+}
+
+fn decode_b64(text: Option<&str>) -> Option<Vec<u8>> {
+    text.and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+}
+
+/// The entry of a loaded record.
+fn entry_of_record(record: &Record) -> Entry {
+    let text = |k: &str| {
+        record
+            .body
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match record.kind() {
+        Some("user_message") => Entry::User(message_of(record)),
+        Some("history_item") => record
+            .body
+            .get("item")
+            .and_then(|v| HistoryItem::deserialize(v).ok())
+            .map_or(Entry::Skip, Entry::Item),
+        Some("context_usage") => record
+            .body
+            .get("cost")
+            .and_then(Value::as_f64)
+            .map_or(Entry::Skip, Entry::Cost),
+        Some("file_snapshot") => Entry::Snapshot(
+            text("path"),
+            decode_b64(record.body.get("content_b64").and_then(Value::as_str)),
+        ),
+        Some("proposed_plan") => Entry::Plan(crate::plan::PlanRecord {
+            id: text("id"),
+            title: text("title"),
+            markdown: text("markdown"),
+            status: text("status"),
+        }),
+        Some("compaction") => match record
+            .body
+            .get("history")
+            .and_then(|v| Vec::<HistoryItem>::deserialize(v).ok())
+        {
+            Some(history) => Entry::Compaction(text("summary"), history),
+            None => Entry::Skip,
+        },
+        _ => Entry::Skip,
+    }
+}
+
+/// The entry of a raw record line, parsed straight into its type (no JSON
+/// tree): the fast path for resuming long sessions.
+pub fn entry_of_raw(kind: &str, json: &[u8]) -> Entry {
+    #[derive(Deserialize)]
+    struct User {
+        #[serde(default)]
+        content: String,
+        #[serde(default)]
+        images: Vec<String>,
+        #[serde(default)]
+        files: Vec<String>,
+    }
+    #[derive(Deserialize)]
+    struct Item {
+        item: HistoryItem,
+    }
+    #[derive(Deserialize)]
+    struct Cost {
+        cost: f64,
+    }
+    #[derive(Deserialize)]
+    struct Snapshot {
+        path: String,
+        content_b64: Option<String>,
+    }
+    // The store writes a body's own `id` as `_id` (the record has an `id`).
+    #[derive(Deserialize)]
+    struct Plan {
+        #[serde(rename = "_id")]
+        id: String,
+        #[serde(default)]
+        title: String,
+        #[serde(default)]
+        markdown: String,
+        #[serde(default)]
+        status: String,
+    }
+    #[derive(Deserialize)]
+    struct Compaction {
+        #[serde(default)]
+        summary: String,
+        history: Vec<HistoryItem>,
+    }
+    let parsed = match kind {
+        "user_message" => serde_json::from_slice::<User>(json).map(|u| {
+            Entry::User(QueuedMessage {
+                content: u.content,
+                images: u.images,
+                files: u.files,
+            })
+        }),
+        "history_item" => serde_json::from_slice::<Item>(json).map(|i| Entry::Item(i.item)),
+        "context_usage" => serde_json::from_slice::<Cost>(json).map(|c| Entry::Cost(c.cost)),
+        "file_snapshot" => serde_json::from_slice::<Snapshot>(json)
+            .map(|f| Entry::Snapshot(f.path, decode_b64(f.content_b64.as_deref()))),
+        "proposed_plan" => serde_json::from_slice::<Plan>(json).map(|p| {
+            Entry::Plan(crate::plan::PlanRecord {
+                id: p.id,
+                title: p.title,
+                markdown: p.markdown,
+                status: p.status,
+            })
+        }),
+        "compaction" => serde_json::from_slice::<Compaction>(json)
+            .map(|c| Entry::Compaction(c.summary, c.history)),
+        _ => return Entry::Skip,
+    };
+    parsed.unwrap_or(Entry::Skip)
+}
+
+/// Builds a [`Replayed`] from a branch's entries, root first.
+pub struct Replayer {
+    out: Replayed,
+    with_transcript: bool,
+    tool_names: HashMap<String, String>,
+}
+
+impl Replayer {
+    pub fn new(with_transcript: bool) -> Replayer {
+        Replayer {
+            out: Replayed {
+                history: Vec::new(),
+                cost: 0.0,
+                turns: Vec::new(),
+                transcript: Vec::new(),
+            },
+            with_transcript,
+            tool_names: HashMap::new(),
+        }
+    }
+
+    fn note(&mut self, item: Value) {
+        if self.with_transcript {
+            self.out.transcript.push(item);
+        }
+    }
+
+    /// `branch_point`: this user message has sibling branches.
+    pub fn feed(&mut self, id: &str, parent_id: Option<&str>, entry: Entry, branch_point: bool) {
+        match entry {
+            Entry::User(message) => {
+                if branch_point {
+                    self.note(
+                        json!({"role": "branch", "id": id, "label": label(&message.content)}),
+                    );
+                }
+                self.note(json!({"role": "user", "id": id, "content": message.content}));
+                self.out
+                    .history
+                    .push(crate::attachments::prepare_quiet(&message));
+                self.out.turns.push(TurnRecord {
+                    id: id.to_string(),
+                    parent_id: parent_id.map(str::to_string),
+                    message,
+                    snapshots: Vec::new(),
+                });
+            }
+            Entry::Item(item) => {
+                match &item {
+                    HistoryItem::Assistant { text } => {
+                        self.note(json!({"role": "assistant", "content": text}))
+                    }
+                    HistoryItem::ToolCall { call_id, name, .. } => {
+                        self.tool_names.insert(call_id.clone(), name.clone());
+                    }
+                    HistoryItem::ToolResult {
+                        call_id,
+                        output,
+                        is_error,
+                    } => {
+                        let name = self.tool_names.get(call_id).cloned().unwrap_or_default();
+                        self.note(json!({
+                            "role": "tool", "call_id": call_id, "name": name,
+                            "output": output, "is_error": is_error,
+                        }));
+                    }
+                    _ => {}
+                }
+                self.out.history.push(item);
+            }
+            Entry::Cost(cost) => self.out.cost = cost,
+            Entry::Snapshot(path, content) => {
+                if let Some(turn) = self.out.turns.last_mut() {
+                    turn.snapshots.push((path, content));
+                }
+            }
+            Entry::Plan(plan) => {
+                let item = json!({
+                    "role": "plan", "id": plan.id, "title": plan.title,
+                    "content": plan.markdown, "status": plan.status,
+                });
+                match self
+                    .out
+                    .transcript
+                    .iter_mut()
+                    .find(|i| i["role"] == "plan" && i["id"] == item["id"])
+                {
+                    Some(existing) => *existing = item,
+                    None => self.note(item),
+                }
+            }
+            Entry::Compaction(summary, history) => {
+                self.out.history = history;
+                self.note(json!({"role": "compaction", "content": summary}));
+            }
+            Entry::Skip => {}
+        }
+    }
+
+    pub fn finish(self) -> Replayed {
+        self.out
+    }
+}
+
 /// Replays the branch ending at `leaf`.
 /// `with_transcript` builds the transcript too (resuming does not need it).
 pub fn replay(records: &[Record], leaf: Option<&str>, with_transcript: bool) -> Replayed {
@@ -75,7 +294,7 @@ pub fn replay(records: &[Record], leaf: Option<&str>, with_transcript: bool) -> 
         Some(leaf) => jucode_store::path_to(records, leaf),
         None => Vec::new(),
     };
-    // Only the transcript marks branches; resuming skips building the index.
+    // Only the transcript marks branches; other uses skip the index.
     let (children, by_id) = if with_transcript {
         (
             jucode_store::children_index(records),
@@ -84,133 +303,19 @@ pub fn replay(records: &[Record], leaf: Option<&str>, with_transcript: bool) -> 
     } else {
         (HashMap::new(), HashMap::new())
     };
-    let mut out = Replayed {
-        history: Vec::new(),
-        cost: 0.0,
-        turns: Vec::new(),
-        transcript: Vec::new(),
-    };
-    let mut tool_names: HashMap<String, String> = HashMap::new();
+    let mut replayer = Replayer::new(with_transcript);
     for record in path {
-        match record.kind() {
-            Some("user_message") => {
-                let message = message_of(record);
-                if with_transcript && has_user_siblings(record, &children, &by_id) {
-                    push_t(
-                        &mut out.transcript,
-                        with_transcript,
-                        json!({
-                            "role": "branch",
-                            "id": record.id,
-                            "label": label(&message.content),
-                        }),
-                    );
-                }
-                push_t(
-                    &mut out.transcript,
-                    with_transcript,
-                    json!({
-                        "role": "user", "id": record.id, "content": message.content,
-                    }),
-                );
-                out.history
-                    .push(crate::attachments::prepare_quiet(&message));
-                out.turns.push(TurnRecord {
-                    id: record.id.clone(),
-                    parent_id: record.parent_id.clone(),
-                    message,
-                    snapshots: Vec::new(),
-                });
-            }
-            Some("history_item") => {
-                let Some(item) = record
-                    .body
-                    .get("item")
-                    .and_then(|v| HistoryItem::deserialize(v).ok())
-                else {
-                    continue;
-                };
-                match &item {
-                    HistoryItem::Assistant { text } => push_t(
-                        &mut out.transcript,
-                        with_transcript,
-                        json!({"role": "assistant", "content": text}),
-                    ),
-                    HistoryItem::ToolCall { call_id, name, .. } => {
-                        tool_names.insert(call_id.clone(), name.clone());
-                    }
-                    HistoryItem::ToolResult {
-                        call_id,
-                        output,
-                        is_error,
-                    } => push_t(
-                        &mut out.transcript,
-                        with_transcript,
-                        json!({
-                            "role": "tool",
-                            "call_id": call_id,
-                            "name": tool_names.get(call_id).cloned().unwrap_or_default(),
-                            "output": output,
-                            "is_error": is_error,
-                        }),
-                    ),
-                    _ => {}
-                }
-                out.history.push(item);
-            }
-            Some("context_usage") => {
-                if let Some(cost) = record.body.get("cost").and_then(Value::as_f64) {
-                    out.cost = cost;
-                }
-            }
-            Some("file_snapshot") => {
-                let path = record.body.get("path").and_then(Value::as_str);
-                let content = record
-                    .body
-                    .get("content_b64")
-                    .and_then(Value::as_str)
-                    .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok());
-                if let (Some(path), Some(turn)) = (path, out.turns.last_mut()) {
-                    turn.snapshots.push((path.to_string(), content));
-                }
-            }
-            Some("proposed_plan") => {
-                let text = |k: &str| record.body.get(k).cloned().unwrap_or(Value::Null);
-                let item = json!({
-                    "role": "plan",
-                    "id": text("id"),
-                    "title": text("title"),
-                    "content": text("markdown"),
-                    "status": text("status"),
-                });
-                match out
-                    .transcript
-                    .iter_mut()
-                    .find(|i| i["role"] == "plan" && i["id"] == item["id"])
-                {
-                    Some(existing) => *existing = item,
-                    None => push_t(&mut out.transcript, with_transcript, item),
-                }
-            }
-            Some("compaction") => {
-                if let Some(history) = record
-                    .body
-                    .get("history")
-                    .and_then(|v| Vec::<HistoryItem>::deserialize(v).ok())
-                {
-                    out.history = history;
-                }
-                let summary = record.body.get("summary").and_then(Value::as_str);
-                push_t(
-                    &mut out.transcript,
-                    with_transcript,
-                    json!({"role": "compaction", "content": summary.unwrap_or_default()}),
-                );
-            }
-            _ => {}
-        }
+        let branch_point = with_transcript
+            && record.kind() == Some("user_message")
+            && has_user_siblings(record, &children, &by_id);
+        replayer.feed(
+            &record.id,
+            record.parent_id.as_deref(),
+            entry_of_record(record),
+            branch_point,
+        );
     }
-    out
+    replayer.finish()
 }
 
 fn has_user_siblings(
@@ -324,11 +429,4 @@ pub fn plans(records: &[Record]) -> Vec<crate::plan::PlanRecord> {
         }
     }
     plans
-}
-
-/// Pushes a transcript item when a transcript is wanted.
-fn push_t(transcript: &mut Vec<Value>, wanted: bool, item: Value) {
-    if wanted {
-        transcript.push(item);
-    }
 }

@@ -2,12 +2,13 @@
 //! `/checkout`, `/compact`, and resuming at start (`--resume`, `--continue`).
 
 use jucode_protocol::{CheckpointItem, Event, ResumeItem};
-use jucode_store::{LoadedSession, Record, StoreError};
+use jucode_store::{Record, StoreError};
 
 use crate::actor::Session;
 use crate::options::Resume;
 use crate::persist::Persist;
 use crate::replay::{self, Replayed};
+use crate::resume_load::{self, ResumeLoad};
 use crate::turn::TurnKind;
 
 impl Session {
@@ -57,7 +58,7 @@ impl Session {
                 }
             },
         };
-        match store.load(&target) {
+        match resume_load::load(&store, &target) {
             Ok(loaded) => self.adopt_session(loaded),
             Err(err) => self
                 .out
@@ -65,22 +66,23 @@ impl Session {
         }
     }
 
-    fn adopt_session(&mut self, loaded: LoadedSession) {
-        for skipped in &loaded.skipped_lines {
+    fn adopt_session(&mut self, mut loaded: ResumeLoad) {
+        for skipped in &loaded.skipped {
             self.out.emit(Event::info(format!(
                 "session {}: skipped damaged line {} ({})",
                 loaded.header.id, skipped.line_number, skipped.reason
             )));
         }
-        let leaf = replay::active_leaf(&loaded.records);
-        let replayed = self.adopt_branch(&loaded.records, leaf.clone());
-        self.engine.deferred.restore(&loaded.records);
-        *self.engine.plans.lock().expect("plans lock") = replay::plans(&loaded.records);
-        self.cost_usd = replayed.cost;
+        self.history = std::mem::take(&mut loaded.replayed.history);
+        self.context_base = None;
+        self.cost_usd = loaded.replayed.cost;
+        self.engine.deferred.restore(&loaded.session_wide);
+        *self.engine.plans.lock().expect("plans lock") = replay::plans(&loaded.session_wide);
         self.session_id = loaded.header.id.clone();
         self.out.set_session(&self.session_id);
         let store = self.persist.lock().expect("persist lock").store.clone();
-        *self.persist.lock().expect("persist lock") = Persist::resumed(store, loaded.header, leaf);
+        *self.persist.lock().expect("persist lock") =
+            Persist::resumed(store, loaded.header, loaded.leaf);
     }
 
     pub(crate) fn resume_command(&mut self, rest: &str) {
@@ -105,7 +107,7 @@ impl Session {
         if self.busy("resume a session") {
             return;
         }
-        match store.load(rest) {
+        match resume_load::load(&store, rest) {
             Ok(loaded) => {
                 self.adopt_session(loaded);
                 self.emit_startup_batch();

@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::StoreError;
 pub use index::IndexEntry;
-pub use load::{LoadedSession, SkippedLine};
+pub use load::{LoadedSession, RawRecord, SkippedLine};
 pub use record::{new_record_id, now_ms, Record, SessionHeader, HEADER_TYPE};
 pub use tree::{children_index, path_to, roots};
 pub use writer::SessionWriter;
@@ -89,6 +89,21 @@ impl Store {
             return Err(StoreError::NotFound(id.to_owned()));
         }
         load::load_file(&session_path(&self.dir, id), id)
+    }
+
+    /// Reads a session without building records: `visit` gets each record
+    /// line's id, parent, type and raw JSON, in file order, to parse only
+    /// what it needs (resuming a long session this way keeps memory to what
+    /// the caller keeps). Damaged lines are skipped and reported.
+    pub fn scan(
+        &self,
+        id: &str,
+        visit: impl FnMut(RawRecord<'_>),
+    ) -> Result<(SessionHeader, Vec<SkippedLine>), StoreError> {
+        if !valid_id(id) {
+            return Err(StoreError::NotFound(id.to_owned()));
+        }
+        load::scan_file(&session_path(&self.dir, id), id, visit)
     }
 
     /// Every session, most recently updated first.

@@ -158,6 +158,72 @@ pub(crate) fn load_file(path: &Path, id: &str) -> Result<LoadedSession, StoreErr
     })
 }
 
+/// A record line as [`crate::Store::scan`] sees it. Body keys that clash
+/// with the record's own (`id`, `parent_id`, `ts`) carry one extra leading
+/// underscore in `json`, as in the file.
+pub struct RawRecord<'a> {
+    pub id: &'a str,
+    pub parent_id: Option<&'a str>,
+    pub kind: &'a str,
+    pub json: &'a [u8],
+}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    id: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    parent_id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, rename = "type")]
+    kind: std::borrow::Cow<'a, str>,
+}
+
+pub(crate) fn scan_file(
+    path: &Path,
+    id: &str,
+    mut visit: impl FnMut(RawRecord<'_>),
+) -> Result<(SessionHeader, Vec<SkippedLine>), StoreError> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(StoreError::NotFound(id.to_owned()))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut lines = Lines::new(file);
+    let header = read_header(&mut lines, id)?;
+    let mut skipped_lines = Vec::new();
+    while let Some(line) = lines.next_line()? {
+        if is_blank(line.bytes) {
+            continue;
+        }
+        // The head is parsed without allocating (ids and types have no
+        // escapes) and the rest of the line is skipped, not built.
+        let reason = match serde_json::from_slice::<Head<'_>>(line.bytes) {
+            Ok(head)
+                if line.terminated
+                    || serde_json::from_slice::<serde::de::IgnoredAny>(line.bytes).is_ok() =>
+            {
+                visit(RawRecord {
+                    id: &head.id,
+                    parent_id: head.parent_id.as_deref(),
+                    kind: &head.kind,
+                    json: line.bytes,
+                });
+                continue;
+            }
+            Ok(_) => "torn last line (incomplete write)".to_owned(),
+            Err(e) if !line.terminated => format!("torn last line (incomplete write): {e}"),
+            Err(e) => format!("corrupt line: {e}"),
+        };
+        skipped_lines.push(SkippedLine {
+            line_number: line.number,
+            reason,
+        });
+    }
+    Ok((header, skipped_lines))
+}
+
 /// What the index needs from a session file: its header and its first user
 /// message. Stops at that message, which is normally near the top, so
 /// rebuilding the index does not parse whole sessions.
