@@ -71,9 +71,11 @@ impl Default for Deferred {
 
 /// Identifies "the same call": tool, arguments and working directory.
 pub fn digest(name: &str, arguments: &str, cwd: &str) -> String {
-    // Canonical JSON so key order and spacing don't make two calls differ.
+    // Canonical JSON (sorted keys, no spacing) so key order and spacing don't
+    // make two calls differ. Keys are sorted here rather than trusting
+    // serde_json's map order, which a dependency's `preserve_order` changes.
     let args = serde_json::from_str::<Value>(arguments)
-        .map(|v| v.to_string())
+        .map(|v| canonical(&v))
         .unwrap_or_else(|_| arguments.to_string());
     let mut hasher = Sha256::new();
     for part in [name, "\0", &args, "\0", cwd] {
@@ -84,6 +86,25 @@ pub fn digest(name: &str, arguments: &str, cwd: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
 }
 
 impl Deferred {

@@ -12,7 +12,12 @@ fn checked_in_schema_matches_the_types() {
         std::fs::write(&path, &generated).unwrap();
         return;
     }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    // Compared as JSON, not text: key order depends on whether a dependency
+    // elsewhere in the workspace turned on serde_json's `preserve_order`.
+    let on_disk: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+            .unwrap_or_default();
+    let generated: serde_json::Value = serde_json::from_str(&generated).unwrap();
     assert!(
         on_disk == generated,
         "docs/protocol.schema.json is out of date: run UPDATE_SCHEMA=1 cargo test -p jucode-protocol --test schema"
