@@ -172,15 +172,83 @@ fn describe_toml_error(path: &Path, text: &str, err: &toml::de::Error) -> String
     }
 }
 
+/// Changes `config.toml` at `path` in place: reads the file as a TOML table
+/// (a missing file is an empty one), lets `change` edit it, and writes it
+/// back atomically. Only what `change` touches changes; the other keys and
+/// tables are kept (comments and formatting are not). A file that does not
+/// parse is left alone and reported, so a typo is never overwritten.
+pub fn edit_file(path: &Path, change: impl FnOnce(&mut toml::Table)) -> Result<(), String> {
+    let mut table = match std::fs::read_to_string(path) {
+        Ok(text) => text.parse::<toml::Table>().map_err(|err| {
+            describe_toml_error(path, &text, &err).replace("; using defaults", "")
+        })?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
+        Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
+    };
+    change(&mut table);
+    let text = toml::to_string_pretty(&table).map_err(|e| e.to_string())?;
+    write_atomically(path, &text).map_err(|err| format!("cannot write {}: {err}", path.display()))
+}
+
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(tmp, path)
+}
+
 impl Config {
     /// Writes the config back to `path` (used by ops that persist settings).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let text = toml::to_string_pretty(self).map_err(std::io::Error::other)?;
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(tmp, path)
+        write_atomically(path, &text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_file_changes_one_table_and_keeps_the_rest() {
+        let dir = std::env::temp_dir().join(format!("jucode-config-edit-{}", std::process::id()));
+        let path = dir.join("config.toml");
+        let _ = std::fs::remove_dir_all(&dir);
+        // A missing file starts empty.
+        edit_file(&path, |t| {
+            t.insert("model".into(), "m1".into());
+        })
+        .unwrap();
+        std::fs::write(
+            &path,
+            "model = \"m1\"\n[providers.p]\nbase_url = \"http://x\"\n[mcp_servers.a]\ncommand = \"a\"\n",
+        )
+        .unwrap();
+        edit_file(&path, |t| {
+            let servers = t
+                .entry("mcp_servers")
+                .or_insert_with(|| toml::Table::new().into());
+            servers
+                .as_table_mut()
+                .unwrap()
+                .insert("b".into(), toml::Table::new().into());
+        })
+        .unwrap();
+        let config = load(&dir, &[]);
+        assert!(config.problems.is_empty(), "{:?}", config.problems);
+        assert_eq!(config.config.model.as_deref(), Some("m1"));
+        assert_eq!(config.config.providers.len(), 1);
+        assert_eq!(
+            config.config.mcp_servers.keys().collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        // A broken file is reported and left alone.
+        std::fs::write(&path, "model = [").unwrap();
+        let err = edit_file(&path, |t| t.clear()).unwrap_err();
+        assert!(err.contains("config.toml line 1"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "model = [");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

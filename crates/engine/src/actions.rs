@@ -27,14 +27,20 @@ impl Session {
         }
         let ctx = jucode_tools::ToolContext::new(self.options.cwd.clone());
         let tx = self.actions_tx.clone();
+        let mcp = self.mcp.manager.clone();
         tokio::spawn(async move {
-            let mut ignore = |_: String| {};
-            let result =
-                jucode_tools::run(&action.name, &action.arguments, &ctx, &mut ignore).await;
+            let (output, is_error) = if crate::mcp_glue::is_mcp_tool(&action.name) {
+                crate::mcp_glue::call(&mcp, &action.name, &action.arguments).await
+            } else {
+                let mut ignore = |_: String| {};
+                let result =
+                    jucode_tools::run(&action.name, &action.arguments, &ctx, &mut ignore).await;
+                (result.output, result.is_error)
+            };
             let _ = tx.send(ActionRan {
                 action,
-                output: result.output,
-                is_error: result.is_error,
+                output,
+                is_error,
             });
         });
     }

@@ -14,6 +14,7 @@ use crate::actions::ActionRan;
 use crate::commands;
 use crate::engine_tools::EngineState;
 use crate::ids;
+use crate::mcp_ops::{McpChannels, McpState};
 use crate::model_state::ModelState;
 use crate::options::EngineOptions;
 use crate::output::Output;
@@ -51,6 +52,8 @@ pub(crate) struct Session {
     pub persist: SharedPersist,
     /// Instructions, custom commands, skills, hooks (see `project`).
     pub project: crate::project::Project,
+    /// The MCP servers (see `mcp_ops`).
+    pub mcp: crate::mcp_ops::McpState,
     next_turn_id: u64,
     http: Option<reqwest::Client>,
     finished_tx: mpsc::UnboundedSender<TurnFinished>,
@@ -63,9 +66,13 @@ pub(crate) async fn run(
 ) {
     let (finished_tx, mut finished_rx) = mpsc::unbounded_channel();
     let (actions_tx, mut actions_rx) = mpsc::unbounded_channel();
-    let mut session = Session::new(options, out, finished_tx, actions_tx);
+    let (updates, mut mcp_updates) = mpsc::unbounded_channel();
+    let (prompts, mut mcp_prompts) = mpsc::unbounded_channel();
+    let mcp = McpChannels { updates, prompts };
+    let mut session = Session::new(options, out, finished_tx, actions_tx, mcp);
     session.resume_at_start();
     session.emit_startup_batch();
+    session.report_mcp_problems();
     session.project_startup().await;
 
     loop {
@@ -88,12 +95,23 @@ pub(crate) async fn run(
                 session.on_action_ran(ran);
                 Flow::Continue
             }
+            Some(_) = mcp_updates.recv() => {
+                while mcp_updates.try_recv().is_ok() {} // one view for a burst
+                session.on_mcp_changed();
+                Flow::Continue
+            }
+            Some(ready) = mcp_prompts.recv() => {
+                session.on_prompt_ready(ready);
+                Flow::Continue
+            }
         };
         if let Flow::Stop = flow {
             break;
         }
     }
     session.abort_turn();
+    // Stdio servers get EOF, then their process groups are killed.
+    session.mcp.manager.shutdown().await;
 }
 
 impl Session {
@@ -102,6 +120,7 @@ impl Session {
         out: Output,
         finished_tx: mpsc::UnboundedSender<TurnFinished>,
         actions_tx: mpsc::UnboundedSender<ActionRan>,
+        mcp: McpChannels,
     ) -> Session {
         let config = &options.config.config;
         let models = ModelState::new(
@@ -120,6 +139,7 @@ impl Session {
         };
         problems.extend(crate::web_search::backend(config).err());
         let project = crate::project::Project::load(&options);
+        let mcp = McpState::start(config, &options, &project, mcp);
         let session_id = ids::session_id();
         out.set_session(&session_id);
         let store =
@@ -151,6 +171,7 @@ impl Session {
             context_base: None,
             persist: Arc::new(std::sync::Mutex::new(persist)),
             project,
+            mcp,
             next_turn_id: 1,
             http: None,
             finished_tx,
@@ -181,9 +202,7 @@ impl Session {
             commands: self.command_list(),
         });
         self.out.emit(Event::ApprovalMode { mode: self.mode() });
-        self.out.emit(Event::McpServers {
-            servers: Vec::new(),
-        });
+        self.emit_mcp_servers();
         self.emit_trust_prompt();
         let _ = PROTOCOL_VERSION;
     }
@@ -219,12 +238,10 @@ impl Session {
             }
             Op::ApprovePlan(p) => self.approve_plan(p),
             Op::DecideAction(d) => self.decide_action(d),
-            Op::McpList(_) => self.out.emit(Event::McpServers {
-                servers: Vec::new(),
-            }),
-            Op::McpSet(_) | Op::McpRemove(_) | Op::McpToggle(_) => self.out.emit(Event::error(
-                "MCP servers are not supported by this build yet; nothing was changed",
-            )),
+            Op::McpList(_) => self.emit_mcp_servers(),
+            Op::McpSet(op) => self.mcp_set(&op.name, &op.config),
+            Op::McpRemove(op) => self.mcp_remove(&op.name),
+            Op::McpToggle(op) => self.mcp_toggle(&op.name, op.enabled),
             Op::Shutdown(_) => return Flow::Stop,
         }
         Flow::Continue
@@ -237,8 +254,8 @@ impl Session {
             )));
             return Flow::Continue;
         };
-        if self.run_project_command(cmd.name, cmd.rest) {
-            return Flow::Continue; // `/trust`, custom commands, skills
+        if self.run_mcp_prompt(cmd.name, cmd.rest) || self.run_project_command(cmd.name, cmd.rest) {
+            return Flow::Continue; // MCP prompts, `/trust`, custom commands, skills
         }
         match cmd.name {
             "/quit" | "/exit" => return Flow::Stop,
@@ -259,27 +276,12 @@ impl Session {
             "/compact" => self.compact_command(cmd.rest),
             "/plan" => self.plan_command(cmd.rest),
             "/goal" => self.goal_command(cmd.rest),
+            "/mcp" => self.mcp_command(cmd.rest),
             other => self.out.emit(Event::error(format!(
                 "unknown command: {other} (see /help)"
             ))),
         }
         Flow::Continue
-    }
-
-    fn model_command(&mut self, args: &[&str]) {
-        match args {
-            [] => self.out.emit(self.models.view_event()),
-            [name] | [name, _] => {
-                let effort = args.get(1).copied();
-                match self.models.switch(name, effort) {
-                    Ok(()) => self.emit_model_status(),
-                    Err(err) => self.out.emit(Event::error(err)),
-                }
-            }
-            _ => self
-                .out
-                .emit(Event::error("usage: /model [NAME] [EFFORT]".to_string())),
-        }
     }
 
     pub(crate) fn mode(&self) -> ApprovalMode {
@@ -291,43 +293,6 @@ impl Session {
         self.out
             .emit(Event::status(format!("approval mode: {}", mode.as_str())));
         self.out.emit(Event::ApprovalMode { mode });
-    }
-
-    fn approve_command(&mut self, args: &[&str]) {
-        match args {
-            [mode] => match mode.parse::<ApprovalMode>() {
-                Ok(mode) => self.set_approval_mode(mode),
-                Err(err) => self.out.emit(Event::error(err)),
-            },
-            [call_id, decision, rest @ ..] => {
-                let decision = match *decision {
-                    "allow" => jucode_protocol::Decision::Allow,
-                    "deny" => jucode_protocol::Decision::Deny,
-                    other => {
-                        self.out.emit(Event::error(format!(
-                            "unknown decision `{other}` (expected allow or deny)"
-                        )));
-                        return;
-                    }
-                };
-                let always = rest.first() == Some(&"always");
-                self.approve(jucode_protocol::ApproveOp {
-                    call_id: call_id.to_string(),
-                    decision,
-                    always,
-                    hunks: None,
-                });
-            }
-            _ => self.out.emit(Event::error(
-                "usage: /approve MODE, or /approve CALL_ID allow|deny [always]".to_string(),
-            )),
-        }
-    }
-
-    fn approve(&mut self, op: jucode_protocol::ApproveOp) {
-        if let Err(err) = self.approvals.answer(op) {
-            self.out.emit(Event::error(err));
-        }
     }
 
     // ---- the queue -------------------------------------------------------

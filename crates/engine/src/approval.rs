@@ -7,6 +7,10 @@
 //! | auto-edit   | + edits inside the workspace                | other shell, outside edits   | —       |
 //! | auto        | + shell inside the workspace                | outside writes, dangerous    | —       |
 //! | full-access | everything                                  | —                            | —       |
+//!
+//! An MCP tool counts as read-only when the server marks it `readOnlyHint`;
+//! any other MCP tool asks in every mode but full-access (where it runs) and
+//! plan mode (where it is refused).
 
 use jucode_protocol::ApprovalMode;
 use jucode_tools::Effect;
@@ -45,6 +49,7 @@ pub fn gate(mode: ApprovalMode, effect: &Effect) -> Gate {
         effect,
         Effect::ReadOnly
             | Effect::Network
+            | Effect::Mcp { read_only: true }
             | Effect::Shell {
                 read_only: true,
                 ..
@@ -129,6 +134,29 @@ mod tests {
             (Auto, Effect::Unknown, Ask),
             (FullAccess, shell(false, true, false), Run),
             (FullAccess, Effect::Unknown, Run),
+        ];
+        for (mode, effect, want) in cases {
+            assert_eq!(gate(mode, &effect), want, "{mode:?} {effect:?}");
+        }
+    }
+
+    #[test]
+    fn mcp_tools_follow_their_read_only_hint() {
+        use ApprovalMode::*;
+        use Gate::*;
+        let read_only = || Effect::Mcp { read_only: true };
+        let other = || Effect::Mcp { read_only: false };
+        let cases = [
+            (Manual, read_only(), Run),
+            (Manual, other(), Ask),
+            (Plan, read_only(), Run),
+            (Plan, other(), Refuse),
+            (AutoEdit, read_only(), Run),
+            (AutoEdit, other(), Ask),
+            (Auto, read_only(), Run),
+            (Auto, other(), Ask),
+            (FullAccess, read_only(), Run),
+            (FullAccess, other(), Run),
         ];
         for (mode, effect, want) in cases {
             assert_eq!(gate(mode, &effect), want, "{mode:?} {effect:?}");

@@ -61,6 +61,11 @@ const BUILTINS: &[Builtin] = &[
         description: "Set, show, finish or clear the session's goal",
     },
     Builtin {
+        command: "/mcp",
+        args: "[add NAME COMMAND|URL | remove NAME | enable NAME | disable NAME]",
+        description: "Show the MCP servers, or add, remove, enable or disable one",
+    },
+    Builtin {
         command: "/trust",
         args: "[yes|repo|no]",
         description: "Trust this folder's project resources (or the whole repo), or refuse them",

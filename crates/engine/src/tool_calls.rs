@@ -15,6 +15,7 @@ use jucode_tools::ToolContext;
 use crate::approval::{self, Gate};
 use crate::deferred::Outcome;
 use crate::engine_tools::{self, EngineState};
+use crate::mcp_glue;
 use crate::output::Output;
 use crate::pending::{Answer, PendingApprovals};
 use crate::persist::SharedPersist;
@@ -63,6 +64,8 @@ pub struct ToolRunner {
     pub emit_tool_events: bool,
     /// `pre_tool_use` / `post_tool_use` (and the turn's `stop`) hooks.
     pub hooks: crate::project::Hooks,
+    /// The session's MCP servers: `mcp__SERVER__TOOL` calls go there.
+    pub mcp: jucode_mcp::McpManager,
 }
 
 /// Which files the current user turn has already saved the old content of.
@@ -151,7 +154,11 @@ impl ToolRunner {
     }
 
     fn gate_for(&self, call: &Call) -> Gate {
-        let effect = jucode_tools::classify(&call.name, &call.arguments, &self.ctx.cwd);
+        let effect = if mcp_glue::is_mcp_tool(&call.name) {
+            mcp_glue::effect(&self.mcp, &call.name)
+        } else {
+            jucode_tools::classify(&call.name, &call.arguments, &self.ctx.cwd)
+        };
         let now = *self.state.mode.lock().expect("mode lock");
         let gate = approval::gate(self.mode_at_start, &effect).looser(approval::gate(now, &effect));
         if gate == Gate::Ask
@@ -198,6 +205,15 @@ impl ToolRunner {
         (output, is_error)
     }
 
+    /// One line describing the call for approvals and deferred actions.
+    pub fn summary(&self, call: &Call) -> String {
+        if mcp_glue::is_mcp_tool(&call.name) {
+            mcp_glue::summary(&self.mcp, &call.name, &call.arguments)
+        } else {
+            jucode_tools::summary(&call.name, &call.arguments)
+        }
+    }
+
     /// Unattended: record the call as a deferred action instead of asking.
     pub fn defer(&self, call: &Call) -> Answer {
         let cwd = self.ctx.cwd.display().to_string();
@@ -205,7 +221,7 @@ impl ToolRunner {
             &call.call_id,
             &call.name,
             &call.arguments,
-            jucode_tools::summary(&call.name, &call.arguments),
+            self.summary(call),
             self.subagent_id.clone(),
             &cwd,
         );
@@ -261,7 +277,7 @@ impl ToolRunner {
         self.out.emit(Event::ApprovalRequest {
             call_id: call.call_id.clone(),
             name: call.name.clone(),
-            summary: jucode_tools::summary(&call.name, &call.arguments),
+            summary: self.summary(call),
             subagent_id: self.subagent_id.clone(),
             hunks,
         });
@@ -278,6 +294,11 @@ impl ToolRunner {
         }
         self.snapshot_before_change(call);
         let result = match hunks {
+            None if mcp_glue::is_mcp_tool(&call.name) => {
+                let (output, is_error) =
+                    mcp_glue::call(&self.mcp, &call.name, &call.arguments).await;
+                jucode_tools::ToolOutput { output, is_error }
+            }
             Some(keep) => {
                 jucode_tools::run_with_hunks(&call.name, &call.arguments, &self.ctx, &keep).await
             }

@@ -101,6 +101,8 @@ struct Worker {
     compactor: Compactor,
     /// The session's context figure at turn start (tokens, items covered).
     context_base: Option<(u64, usize)>,
+    /// How long the first request waits for MCP servers still connecting.
+    mcp_settle: std::time::Duration,
     finished: mpsc::UnboundedSender<TurnFinished>,
 }
 
@@ -159,6 +161,7 @@ pub(crate) fn spawn(
         })),
         emit_tool_events: true,
         hooks: session.project.hooks.clone(),
+        mcp: session.mcp.manager.clone(),
     };
     let worker = Worker {
         id,
@@ -175,6 +178,7 @@ pub(crate) fn spawn(
             context_limit: info.context_limit,
         },
         context_base: session.context_base,
+        mcp_settle: session.mcp.settle_limit(),
         finished,
     };
     let task = match kind {
@@ -278,6 +282,7 @@ impl Worker {
     }
 
     async fn run(mut self) {
+        crate::mcp_glue::settle(&self.tools.mcp, self.mcp_settle).await;
         let mut usage: Option<Usage> = None;
         let error = loop {
             let steered: Vec<QueuedMessage> =
@@ -299,6 +304,7 @@ impl Worker {
             }
             let mut request = self.request.clone();
             request.history = history;
+            crate::mcp_glue::refresh_tools(&mut request.tools, &self.tools.mcp);
             self.out.emit(Event::Connecting);
             let result = self.stream(&endpoint, &request).await;
             match result {

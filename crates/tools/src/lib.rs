@@ -130,6 +130,10 @@ pub enum Effect {
     /// Fetches a URL or searches the web (web_fetch, web_search); approval
     /// treats it as read-only.
     Network,
+    /// A tool of an MCP server (`mcp__SERVER__TOOL`); `read_only` is the
+    /// tool's `annotations.readOnlyHint`. [`classify`] never returns it: the
+    /// engine, which knows the connected servers, does.
+    Mcp { read_only: bool },
     /// Unknown tool or arguments that do not parse.
     Unknown,
 }

@@ -252,7 +252,7 @@ impl JucodeAcp {
 fn warn_mcp(count: usize) {
     if count > 0 {
         tracing::warn!(
-            "the client passed {count} MCP server(s); this build has no MCP support yet, so they are ignored"
+            "the client passed {count} MCP server(s); client-provided servers are not supported yet, so they are ignored (the servers of config.toml are used)"
         );
     }
 }

@@ -57,6 +57,7 @@ pub fn spawn(agents: &Agents, parent: &ToolRunner, call: &Call, args: &Value) ->
         model: None,
         emit_tool_events: false,
         hooks: parent.hooks.clone(),
+        mcp: parent.mcp.clone(),
     };
     let (done_tx, done) = watch::channel(false);
     let mut transcript = Transcript::default();
@@ -144,6 +145,7 @@ async fn run_agent(
         agents.update(&id, |e| e.run.activity = Some("Thinking".into()));
         agents.touched();
         request.history = history.clone();
+        crate::mcp_glue::refresh_tools(&mut request.tools, &runner.mcp);
         let mut ignore = |_: StreamEvent| {};
         let response =
             match stream_response(&ctx.http, &endpoint, &request, &ctx.policy, &mut ignore).await {

@@ -162,7 +162,6 @@ impl Project {
 
     /// Whether this session's project resources are trusted (for loaders of
     /// `.jucode/mcp.toml`).
-    #[allow(dead_code)]
     pub fn is_trusted(&self, dir: &Path) -> bool {
         !self.chat && self.trust.as_ref().is_some_and(|d| d.allows(dir))
     }

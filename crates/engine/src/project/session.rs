@@ -10,10 +10,12 @@ use crate::commands;
 use crate::prompt;
 
 impl Session {
-    /// Built-in commands, then custom commands and skills.
+    /// Built-in commands, then custom commands and skills, then the MCP
+    /// servers' prompts.
     pub(crate) fn command_list(&self) -> Vec<CommandInfo> {
         let mut list = commands::builtin_list();
         list.extend(self.project.command_entries());
+        list.extend(self.mcp.prompt_commands.iter().cloned());
         list
     }
 
@@ -125,6 +127,7 @@ impl Session {
             commands: self.command_list(),
         });
         self.report_project_problems();
+        self.sync_project_mcp();
         if trusted && !was_trusted && self.project.hooks.has(super::HookEvent::SessionStart) {
             let hooks = self.project.hooks.clone();
             let out = self.out.clone();
