@@ -53,6 +53,13 @@ pub fn run(global: &GlobalArgs, _args: &AcpArgs) -> i32 {
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     match result {
         Ok(()) => 0,
+        // The client went away while we were still writing (it closed our
+        // stdout after its last response): that ends the connection the
+        // same way EOF on stdin does, not as a failure.
+        Err(err) if format!("{err:?}").contains("Broken pipe") => {
+            tracing::debug!("jucode acp: the client closed the connection");
+            0
+        }
         Err(err) => {
             tracing::error!("jucode acp: connection ended with an error: {err:?}");
             1
