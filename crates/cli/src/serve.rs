@@ -22,7 +22,7 @@ pub fn run(global: &GlobalArgs, args: &ServeArgs) -> i32 {
     if write_line(&mut std::io::stdout().lock(), &event_line(&hello, None)).is_err() {
         return 0; // stdout closed: nobody is listening
     }
-    init_logging();
+    crate::setup::init_logging();
 
     let resume = match (&args.resume, args.continue_latest) {
         (Some(id), _) => Some(jucode_engine::Resume::Id(id.clone())),
@@ -104,15 +104,4 @@ fn write_line(out: &mut impl Write, line: &str) -> std::io::Result<()> {
     bytes.push(b'\n');
     out.write_all(&bytes)?;
     out.flush()
-}
-
-/// Logs go to stderr (never stdout), filtered by `JUCODE_LOG`.
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("JUCODE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }

@@ -53,3 +53,15 @@ fn is_inside(path: &std::path::Path, dir: &std::path::Path) -> bool {
     let canon = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     canon(path).starts_with(canon(dir))
 }
+
+/// Logs go to stderr (never stdout, which carries the protocol), filtered
+/// by `JUCODE_LOG` (default `warn`).
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("JUCODE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}

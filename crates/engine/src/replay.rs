@@ -409,19 +409,8 @@ pub fn end_of_turn(records: &[Record], turn_id: &str) -> Option<String> {
 pub fn plans(records: &[Record]) -> Vec<crate::plan::PlanRecord> {
     let mut plans: Vec<crate::plan::PlanRecord> = Vec::new();
     for record in records.iter().filter(|r| r.kind() == Some("proposed_plan")) {
-        let text = |k: &str| {
-            record
-                .body
-                .get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let plan = crate::plan::PlanRecord {
-            id: text("id"),
-            title: text("title"),
-            markdown: text("markdown"),
-            status: text("status"),
+        let Entry::Plan(plan) = entry_of_record(record) else {
+            continue;
         };
         match plans.iter_mut().find(|p| p.id == plan.id) {
             Some(existing) => *existing = plan,

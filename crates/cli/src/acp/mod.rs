@@ -33,7 +33,7 @@ use agent_client_protocol::{ConnectTo, Stdio};
 use crate::args::{AcpArgs, GlobalArgs};
 
 pub fn run(global: &GlobalArgs, _args: &AcpArgs) -> i32 {
-    init_logging();
+    crate::setup::init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -65,15 +65,4 @@ pub fn run(global: &GlobalArgs, _args: &AcpArgs) -> i32 {
             1
         }
     }
-}
-
-/// Logs go to stderr (never stdout), filtered by `JUCODE_LOG`.
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("JUCODE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }

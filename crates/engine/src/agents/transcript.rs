@@ -54,7 +54,12 @@ impl Transcript {
     fn push(&mut self, item: Value) {
         self.bytes += size(&item);
         self.items.push(item);
-        // The task (item 0) always stays; the marker sits right after it.
+        self.enforce_caps();
+    }
+
+    /// Drops the oldest steps until both caps hold. The task (item 0)
+    /// always stays; the "trimmed" marker sits right after it.
+    fn enforce_caps(&mut self) {
         while self.items.len() > MAX_ITEMS || self.bytes > MAX_BYTES {
             let first_step = if self.trimmed { 2 } else { 1 };
             if self.items.len() <= first_step + 1 {
@@ -104,25 +109,7 @@ impl Transcript {
             item["is_error"] = Value::Bool(is_error);
         }
         // Re-check the byte cap now that an output arrived.
-        self.push_nothing();
-    }
-
-    fn push_nothing(&mut self) {
-        while self.bytes > MAX_BYTES {
-            let first_step = if self.trimmed { 2 } else { 1 };
-            if self.items.len() <= first_step + 1 {
-                break;
-            }
-            let removed = self.items.remove(first_step);
-            self.bytes -= size(&removed);
-            if !self.trimmed {
-                self.trimmed = true;
-                self.items.insert(
-                    1,
-                    json!({"role": "assistant", "content": TRIMMED, "trimmed": true}),
-                );
-            }
-        }
+        self.enforce_caps();
     }
 
     /// The agent stopped: nothing is running any more.
