@@ -116,7 +116,8 @@ fn read_header(lines: &mut Lines, what: &str) -> Result<SessionHeader, StoreErro
     }
 }
 
-pub(crate) fn load_file(path: &Path, id: &str) -> Result<LoadedSession, StoreError> {
+/// Opens a session file and reads its header.
+fn open_session(path: &Path, id: &str) -> Result<(Lines, SessionHeader), StoreError> {
     let file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -126,6 +127,11 @@ pub(crate) fn load_file(path: &Path, id: &str) -> Result<LoadedSession, StoreErr
     };
     let mut lines = Lines::new(file);
     let header = read_header(&mut lines, id)?;
+    Ok((lines, header))
+}
+
+pub(crate) fn load_file(path: &Path, id: &str) -> Result<LoadedSession, StoreError> {
+    let (mut lines, header) = open_session(path, id)?;
     let mut records = Vec::new();
     let mut skipped_lines = Vec::new();
     while let Some(line) = lines.next_line()? {
@@ -183,15 +189,7 @@ pub(crate) fn scan_file(
     id: &str,
     mut visit: impl FnMut(RawRecord<'_>),
 ) -> Result<(SessionHeader, Vec<SkippedLine>), StoreError> {
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(StoreError::NotFound(id.to_owned()))
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let mut lines = Lines::new(file);
-    let header = read_header(&mut lines, id)?;
+    let (mut lines, header) = open_session(path, id)?;
     let mut skipped_lines = Vec::new();
     while let Some(line) = lines.next_line()? {
         if is_blank(line.bytes) {
