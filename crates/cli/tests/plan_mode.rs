@@ -3,19 +3,8 @@
 mod common;
 
 use common::*;
-use jucode_testkit::{Driver, ScriptedResponse, ScriptedServer, TestHome};
+use jucode_testkit::{Driver, ScriptedResponse, ScriptedServer};
 use serde_json::{json, Value};
-
-fn is_ready(v: &Value) -> bool {
-    v["type"] == "status" && v["message"] == "ready"
-}
-
-fn start(server: &ScriptedServer, mode: &str) -> (TestHome, Driver) {
-    let home = home_for(server, "responses");
-    let mut d = serve_with(&home, &["--approval-mode", mode]);
-    startup(&mut d);
-    (home, d)
-}
 
 const MARKDOWN: &str = "# Plan\n1. Write the test\n2. Make it pass\n3. Run `cargo test`";
 

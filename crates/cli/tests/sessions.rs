@@ -9,10 +9,6 @@ use common::*;
 use jucode_testkit::{Driver, ScriptedResponse, ScriptedServer, TestHome};
 use serde_json::{json, Value};
 
-fn is_ready(v: &Value) -> bool {
-    v["type"] == "status" && v["message"] == "ready"
-}
-
 fn turn(d: &mut Driver, text: &str) -> Vec<Value> {
     d.send(&json!({"op":"user_message","content":text}));
     d.collect_until(is_ready, T)

@@ -5,19 +5,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use jucode_testkit::{Driver, ScriptedResponse, ScriptedServer, TestHome};
+use jucode_testkit::{ScriptedResponse, ScriptedServer};
 use serde_json::{json, Value};
-
-fn is_ready(v: &Value) -> bool {
-    v["type"] == "status" && v["message"] == "ready"
-}
-
-fn start(server: &ScriptedServer, mode: &str) -> (TestHome, Driver) {
-    let home = home_for(server, "responses");
-    let mut d = serve_with(&home, &["--approval-mode", mode]);
-    startup(&mut d);
-    (home, d)
-}
 
 fn spawn_args(name: &str, prompt: &str) -> String {
     json!({"task_name": name, "prompt": prompt}).to_string()

@@ -5,18 +5,11 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use jucode_testkit::{Driver, ScriptedResponse, ScriptedServer, TestHome};
+use jucode_testkit::{Driver, ScriptedResponse, ScriptedServer};
 use serde_json::{json, Value};
 
 fn until_ready(d: &mut Driver) -> Vec<Value> {
     d.collect_until(|v| v["type"] == "status" && v["message"] == "ready", T)
-}
-
-fn start(server: &ScriptedServer, mode: &str) -> (TestHome, Driver) {
-    let home = home_for(server, "responses");
-    let mut d = serve_with(&home, &["--approval-mode", mode]);
-    startup(&mut d);
-    (home, d)
 }
 
 /// The `function_call_output` the model received for `call_id`.

@@ -4,11 +4,7 @@ mod common;
 
 use common::*;
 use jucode_testkit::{Driver, ScriptedResponse, ScriptedServer, TestHome};
-use serde_json::{json, Value};
-
-fn is_ready(v: &Value) -> bool {
-    v["type"] == "status" && v["message"] == "ready"
-}
+use serde_json::json;
 
 fn start(server: &ScriptedServer, extra: &[&str]) -> (TestHome, Driver, String) {
     let home = home_for(server, "responses");

@@ -48,3 +48,16 @@ pub fn drain(d: &mut Driver) -> Vec<Value> {
     while d.next(std::time::Duration::from_millis(300)).is_some() {}
     d.seen().to_vec()
 }
+
+/// `status: ready`: the end of a turn.
+pub fn is_ready(v: &Value) -> bool {
+    v["type"] == "status" && v["message"] == "ready"
+}
+
+/// `jucode serve` in `mode` against `server` (Responses wire), past startup.
+pub fn start(server: &ScriptedServer, mode: &str) -> (TestHome, Driver) {
+    let home = home_for(server, "responses");
+    let mut d = serve_with(&home, &["--approval-mode", mode]);
+    startup(&mut d);
+    (home, d)
+}

@@ -52,10 +52,6 @@ pub fn unique(tag: &str) -> String {
     format!("jucode-test-{tag}-{}-{nanos}", std::process::id())
 }
 
-pub fn is_ready(v: &Value) -> bool {
-    v["type"] == "status" && v["message"] == "ready"
-}
-
 pub fn server_of<'a>(event: &'a Value, name: &str) -> Option<&'a Value> {
     event["servers"]
         .as_array()?
