@@ -171,14 +171,7 @@ impl Deferred {
         let mut actions = self.actions.lock().expect("actions lock");
         actions.clear();
         for record in records {
-            let text = |k: &str| {
-                record
-                    .body
-                    .get(k)
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
-            };
+            let text = |k: &str| record.text(k).to_string();
             match record.kind() {
                 Some("action_deferred") => actions.push(Action {
                     id: text("id"),

@@ -43,12 +43,7 @@ fn message_of(record: &Record) -> QueuedMessage {
             .unwrap_or_default()
     };
     QueuedMessage {
-        content: record
-            .body
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+        content: record.text("content").to_string(),
         images: strings("images"),
         files: strings("files"),
     }
@@ -71,14 +66,7 @@ fn decode_b64(text: Option<&str>) -> Option<Vec<u8>> {
 
 /// The entry of a loaded record.
 fn entry_of_record(record: &Record) -> Entry {
-    let text = |k: &str| {
-        record
-            .body
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    let text = |k: &str| record.text(k).to_string();
     match record.kind() {
         Some("user_message") => Entry::User(message_of(record)),
         Some("history_item") => record

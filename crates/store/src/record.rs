@@ -82,6 +82,14 @@ impl Record {
     pub fn kind(&self) -> Option<&str> {
         self.body.get("type").and_then(Value::as_str)
     }
+
+    /// The string field `key` of the body, or "" when absent or not a string.
+    pub fn text(&self, key: &str) -> &str {
+        self.body
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
 }
 
 /// Which record field `key` would clash with (or is an escaped form of),
