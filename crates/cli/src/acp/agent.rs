@@ -249,6 +249,23 @@ impl JucodeAcp {
     }
 }
 
+/// Answers `session/new` or `session/load`, then sends the session's
+/// `available_commands_update`: updates for a session go after its response.
+fn respond_then_advertise<R: agent_client_protocol::JsonRpcResponse>(
+    result: Result<(R, Arc<AcpSession>), Error>,
+    responder: agent_client_protocol::v1::Responder<R>,
+) {
+    match result {
+        Ok((response, session)) => {
+            let _ = responder.respond(response);
+            session.advertise_commands();
+        }
+        Err(err) => {
+            let _ = responder.respond_with_error(err);
+        }
+    }
+}
+
 fn warn_mcp(count: usize) {
     if count > 0 {
         tracing::warn!(
@@ -282,16 +299,7 @@ impl ConnectTo<Client> for JucodeAcp {
                     let agent = a2.clone();
                     let task_cx = cx.clone();
                     cx.spawn(async move {
-                        match agent.new_session(req, &task_cx).await {
-                            Ok((response, session)) => {
-                                // Updates for a new session go after its response.
-                                let _ = responder.respond(response);
-                                session.advertise_commands();
-                            }
-                            Err(err) => {
-                                let _ = responder.respond_with_error(err);
-                            }
-                        }
+                        respond_then_advertise(agent.new_session(req, &task_cx).await, responder);
                         Ok(())
                     })
                 },
@@ -302,15 +310,7 @@ impl ConnectTo<Client> for JucodeAcp {
                     let agent = a3.clone();
                     let task_cx = cx.clone();
                     cx.spawn(async move {
-                        match agent.load_session(req, &task_cx).await {
-                            Ok((response, session)) => {
-                                let _ = responder.respond(response);
-                                session.advertise_commands();
-                            }
-                            Err(err) => {
-                                let _ = responder.respond_with_error(err);
-                            }
-                        }
+                        respond_then_advertise(agent.load_session(req, &task_cx).await, responder);
                         Ok(())
                     })
                 },
